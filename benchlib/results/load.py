@@ -1,0 +1,88 @@
+"""Results files into a tidy pandas DataFrame: one row per measurement, machine fields flattened."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from benchlib.results.schema import ResultsFile
+from benchlib.results.store import iter_result_paths, read_results
+
+COLUMNS = [
+    "file", "run_id", "created", "suite", "complete", "benchlib_version", "methodology_version",
+    "provenance", "source_url", "source_as_of", "source_context",
+    "machine_id", "machine_label", "platform", "cpu_model", "gpu_name", "gpu_count",
+    "python_version", "torch_version", "tf_version",
+    "workload", "framework", "device", "device_name", "dtype", "params",
+    "metric", "unit", "higher_is_better", "value", "status", "message", "peak", "efficiency",
+    "median_s", "iqr_s", "n", "noisy",
+]
+
+
+def rows_of(results: ResultsFile, file: str) -> list[dict]:
+    m = results.machine
+    gpus = m.accelerators.nvidia if m.accelerators else []
+    sw = m.software
+    base = {
+        "file": file,
+        "run_id": results.run_id,
+        "created": pd.Timestamp(results.created).tz_convert("UTC") if results.created.tzinfo else pd.Timestamp(results.created, tz="UTC"),
+        "suite": results.suite,
+        "complete": results.complete,
+        "benchlib_version": results.benchlib_version,
+        "methodology_version": results.methodology_version,
+        "provenance": results.provenance.kind,
+        "source_url": results.provenance.source_url,
+        "source_as_of": results.provenance.as_of.isoformat() if results.provenance.as_of else None,
+        "source_context": results.provenance.context,
+        "machine_id": m.id,
+        "machine_label": m.label,
+        "platform": m.platform.name,
+        "cpu_model": m.host.cpu.model if m.host else None,
+        "gpu_name": gpus[0].name if gpus else None,
+        "gpu_count": len(gpus),
+        "python_version": sw.python if sw else None,
+        "torch_version": sw.torch if sw else None,
+        "tf_version": sw.tensorflow if sw else None,
+    }
+    rows = []
+    for r in results.measurements:
+        rows.append(
+            base
+            | {
+                "workload": r.workload,
+                "framework": r.framework,
+                "device": r.device,
+                "device_name": r.device_name,
+                "dtype": r.dtype,
+                "params": json.dumps(r.params, sort_keys=True),
+                "metric": r.metric.name,
+                "unit": r.metric.unit,
+                "higher_is_better": r.metric.higher_is_better,
+                "value": r.value,
+                "status": r.status,
+                "message": r.message,
+                "peak": r.peak,
+                "efficiency": r.efficiency,
+                "median_s": r.stats.median if r.stats else None,
+                "iqr_s": r.stats.iqr if r.stats else None,
+                "n": r.stats.n if r.stats else None,
+                "noisy": r.stats.noisy if r.stats else None,
+            }
+        )
+    return rows
+
+
+def load_results(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
+    """Load results files and folders. A malformed file raises ResultsError naming file and field.
+
+    ``params`` is kept as a sorted JSON string so rows stay hashable and comparable; use
+    ``json.loads`` on it for the values.
+    """
+    rows: list[dict] = []
+    for path in iter_result_paths(paths):
+        rows.extend(rows_of(read_results(path), str(path)))
+    return pd.DataFrame(rows, columns=COLUMNS)

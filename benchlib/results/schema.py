@@ -1,0 +1,200 @@
+"""The results file format: one JSON file per run, validated by pydantic.
+
+Every figure the site shows is a `MeasurementRecord` inside a `ResultsFile`. A file is either
+``measured`` by benchlib on the machine it names, or ``reported``: a published figure carried
+with its source URL, as-of date and original context.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_VERSION = 1
+
+Status = Literal["ok", "oom", "error", "skipped", "invalid"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CPUInfo(_Model):
+    model: str | None = None
+    logical_cores: int | None = None
+    physical_cores: int | None = None
+    flags: list[str] = Field(default_factory=list, description="Flags that matter: avx2, avx512f, amx_tile, ...")
+
+
+class HostInfo(_Model):
+    cpu: CPUInfo = Field(default_factory=CPUInfo)
+    memory_total_bytes: int | None = None
+    memory_available_bytes: int | None = None
+    disk_path: str | None = None
+    disk_total_bytes: int | None = None
+    disk_free_bytes: int | None = None
+    shm_total_bytes: int | None = Field(None, description="Size of /dev/shm; small values break DataLoader workers.")
+    os: str | None = None
+    kernel: str | None = None
+    container: bool | None = None
+
+
+class GPUInfo(_Model):
+    index: int
+    name: str
+    uuid: str | None = None
+    memory_total_bytes: int | None = None
+    memory_free_bytes: int | None = None
+    driver: str | None = None
+    cuda_driver: str | None = None
+    compute_capability: str | None = None
+    power_limit_w: float | None = None
+    sm_clock_max_mhz: int | None = None
+    mem_clock_max_mhz: int | None = None
+    source: Literal["nvml", "nvidia-smi", "torch", "reported"] = "nvml"
+
+
+class TorchDevices(_Model):
+    cuda_available: bool = False
+    cuda_device_count: int = 0
+    hip_version: str | None = Field(None, description="Set on ROCm builds of torch.")
+    mps_available: bool = False
+    device_names: list[str] = Field(default_factory=list)
+
+
+class TPUInfo(_Model):
+    backend: Literal["jax", "tensorflow", "torch_xla", "env", "reported"]
+    kind: str | None = None
+    count: int | None = None
+
+
+class Accelerators(_Model):
+    nvidia: list[GPUInfo] = Field(default_factory=list)
+    torch: TorchDevices | None = None
+    tpu: TPUInfo | None = None
+
+
+class PlatformInfo(_Model):
+    name: Literal[
+        "colab", "kaggle", "ai-studio", "studio-lab", "lightning", "paperspace", "hf-spaces", "local"
+    ] = "local"
+    variant: str | None = Field(None, description="e.g. Kaggle 'interactive' or 'batch'.")
+    signal: str | None = Field(None, description="The environment variable, module or path that decided.")
+
+
+class Software(_Model):
+    python: str | None = None
+    benchlib: str | None = None
+    numpy: str | None = None
+    torch: str | None = None
+    torch_cuda: str | None = None
+    cudnn: str | None = None
+    tensorflow: str | None = None
+    jax: str | None = None
+    fastai: str | None = None
+
+
+class Machine(_Model):
+    id: str = Field(description="Stable fingerprint of the hardware, used for the results folder name.")
+    label: str = Field(description="Human-readable, e.g. 'Colab · Tesla T4'.")
+    platform: PlatformInfo = Field(default_factory=PlatformInfo)
+    host: HostInfo | None = None
+    accelerators: Accelerators | None = None
+    software: Software | None = None
+    probed_at: datetime | None = None
+
+
+class Provenance(_Model):
+    kind: Literal["measured", "reported"] = "measured"
+    source_url: str | None = None
+    as_of: date | None = Field(None, description="The date the source states for the figure.")
+    context: str | None = Field(None, description="The original setting: hardware, software, method, caveats.")
+
+    @model_validator(mode="after")
+    def _reported_needs_source(self) -> "Provenance":
+        if self.kind == "reported" and (not self.source_url or not self.as_of):
+            raise ValueError("a reported result needs source_url and as_of")
+        return self
+
+
+class Metric(_Model):
+    name: str
+    unit: str
+    higher_is_better: bool
+
+
+class Stats(_Model):
+    """Per-call statistics in seconds, plus what was timed and how."""
+
+    median: float
+    iqr: float
+    mean: float
+    min: float
+    max: float
+    n: int = Field(ge=1)
+    noisy: bool
+    times: list[float] = Field(default_factory=list, description="Per-call seconds of each sample.")
+    number_per_sample: int = 1
+    warmup_s: float = 0.0
+    threads: int | None = None
+    sync: str = "none"
+    cache: Literal["warm", "cold"] = "warm"
+
+
+class Summary(_Model):
+    min: float
+    median: float
+    max: float
+
+
+class Telemetry(_Model):
+    samples: int = 0
+    sm_clock_mhz: Summary | None = None
+    temperature_c: Summary | None = None
+    power_w: Summary | None = None
+    throttle_reasons: list[str] = Field(default_factory=list)
+
+
+class MeasurementRecord(_Model):
+    workload: str
+    framework: str
+    device: str = Field(description="cpu, cuda, mps, tpu, ...")
+    device_name: str | None = None
+    dtype: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    metric: Metric
+    value: float | None = None
+    stats: Stats | None = None
+    status: Status = "ok"
+    message: str | None = None
+    peak: float | None = Field(None, description="The device's theoretical peak in the metric's unit, if known.")
+    efficiency: float | None = Field(None, description="value / peak.")
+    telemetry: Telemetry | None = None
+    duration_s: float | None = None
+
+    @model_validator(mode="after")
+    def _ok_needs_value(self) -> "MeasurementRecord":
+        if self.status == "ok" and self.value is None:
+            raise ValueError("a measurement with status 'ok' needs a value")
+        return self
+
+
+class ResultsFile(_Model):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run_id: str
+    created: datetime
+    benchlib_version: str
+    methodology_version: str
+    suite: str | None = None
+    complete: bool = Field(False, description="False while a run is in progress or after it was killed.")
+    machine: Machine
+    provenance: Provenance = Field(default_factory=Provenance)
+    measurements: list[MeasurementRecord] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _measured_needs_machine_details(self) -> "ResultsFile":
+        if self.provenance.kind == "measured" and self.machine.software is None:
+            raise ValueError("a measured result needs machine.software (probe the machine)")
+        return self

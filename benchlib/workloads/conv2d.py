@@ -1,0 +1,64 @@
+"""The seeds' convolution: 128 images of 256x256x3, 256 filters of 5x5, stride 2, SAME padding.
+
+``scale`` shrinks batch and image side so a CPU finishes in seconds; scale 1.0 is the seeds' op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchlib.backends import torch_backend as tb
+from benchlib.results.schema import MeasurementRecord, Metric
+from benchlib.timing import Timer
+from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads._record import stats_of
+
+METRIC = Metric(name="time", unit="ms", higher_is_better=False)
+SEED_SHAPE = {"batch": 128, "side": 256, "channels": 3, "filters": 256, "kernel": 5, "stride": 2}
+
+
+def shape_for(scale: float) -> dict[str, int]:
+    """Batch and image side scaled down together; kernel, filters and stride stay the seeds'."""
+    shape = dict(SEED_SHAPE)
+    shape["batch"] = max(1, round(SEED_SHAPE["batch"] * scale))
+    shape["side"] = max(16, round(SEED_SHAPE["side"] * scale))
+    return shape
+
+
+def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
+    torch = tb.import_torch()
+    sync, sync_name = tb.sync_function(ctx.device)
+    shape = shape_for(params["scale"])
+    conv = torch.nn.Conv2d(
+        shape["channels"], shape["filters"], shape["kernel"], stride=shape["stride"],
+        padding=shape["kernel"] // 2,  # TF's SAME for an odd kernel at stride 2 gives the same output size
+        bias=False,
+    ).to(ctx.device)
+    x = torch.randn(shape["batch"], shape["channels"], shape["side"], shape["side"], device=ctx.device)
+    with torch.inference_mode():
+        out = conv(x)
+        timer = Timer(lambda: conv(x), sync=sync, sync_name=sync_name, threads=tb.threads(), label="conv2d")
+        m = timer.measure(**params["timer"])
+    return [
+        MeasurementRecord(
+            workload="conv2d", framework="torch", device=out.device.type,
+            device_name=tb.device_name(ctx.device, ctx.cpu_name), dtype="fp32",
+            params={"scale": params["scale"], **shape}, metric=METRIC, value=m.median * 1e3, stats=stats_of(m),
+        )
+    ]
+
+
+register(
+    Workload(
+        name="conv2d",
+        framework="torch",
+        description="Forward time of the seeds' 5x5 stride-2 convolution, scaled to fit the device.",
+        metric=METRIC,
+        sizes={
+            "quick": {"scale": 0.125, "timer": {"warmup_s": 0.05, "max_time_s": 1.0, "min_samples": 3}},
+            "standard": {"scale": 0.5, "timer": {"warmup_s": 0.3, "max_time_s": 2.0}},
+            "full": {"scale": 1.0, "timer": {"warmup_s": 1.0, "max_time_s": 4.0}},
+        },
+        run=run,
+    )
+)

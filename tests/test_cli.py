@@ -1,0 +1,83 @@
+import json
+
+from typer.testing import CliRunner
+
+from benchlib.cli import app
+from benchlib.results.schema import Machine
+from benchlib.results.store import read_results
+
+runner = CliRunner()
+
+
+def test_help_explains_every_command():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("probe", "list", "run", "show", "validate"):
+        assert command in result.output
+
+
+def test_probe_json_is_a_machine_record():
+    result = runner.invoke(app, ["probe", "--json"])
+    assert result.exit_code == 0, result.output
+    machine = Machine.model_validate_json(result.stdout)
+    assert machine.host is not None and machine.software is not None
+
+
+def test_list_shows_core_workloads():
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0
+    for name in ("matmul", "conv2d", "bandwidth"):
+        assert name in result.output
+
+
+def test_unknown_workload_is_a_usage_error():
+    result = runner.invoke(app, ["run", "--only", "nope"])
+    assert result.exit_code == 2
+    assert "unknown workload 'nope'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_suite_and_device_are_usage_errors():
+    assert runner.invoke(app, ["run", "--suite", "huge"]).exit_code == 2
+    result = runner.invoke(app, ["run", "--device", "tpu"])
+    assert result.exit_code == 2 and "unknown device 'tpu'" in result.output
+
+
+def test_cuda_on_a_machine_without_it_is_a_usage_error(tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    result = runner.invoke(app, ["run", "--device", "cuda", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no CUDA device" in result.output
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_run_only_writes_a_valid_file_then_show_and_validate(tmp_path):
+    result = runner.invoke(app, ["run", "--only", "bandwidth", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    (path,) = tmp_path.rglob("*.json")
+    saved = read_results(path)
+    assert saved.complete and [m.workload for m in saved.measurements] == ["bandwidth"]
+    shown = runner.invoke(app, ["show", str(path)])
+    assert shown.exit_code == 0 and "measured by benchlib" in shown.output
+    validated = runner.invoke(app, ["validate", str(tmp_path)])
+    assert validated.exit_code == 0 and "1 valid, 0 invalid" in validated.output
+
+
+def test_validate_names_bad_files_and_fails(tmp_path):
+    (tmp_path / "broken.json").write_text('{"run_id": 3}')
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "broken.json" in result.output
+    assert "field 'created': Field required" in result.output
+
+
+def test_validate_with_nothing_to_check_is_a_usage_error(tmp_path):
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == 2
+
+
+def test_schema_prints_json_schema():
+    result = runner.invoke(app, ["schema"])
+    assert json.loads(result.stdout)["title"] == "ResultsFile"

@@ -1,0 +1,51 @@
+"""Every workload on the CPU, at its quick size, returns sane, well-formed measurements."""
+
+import pytest
+
+from benchlib.runner import run_workload
+from benchlib.workloads import RunContext, UnknownWorkload, all_workloads, get
+from benchlib.workloads.conv2d import SEED_SHAPE, shape_for
+
+CORE = ["matmul", "conv2d", "bandwidth"]
+
+
+def test_registry_has_core_workloads_with_all_sizes():
+    workloads = all_workloads()
+    for name in CORE:
+        w = workloads[name]
+        assert w.params("quick") and w.params("full")
+        assert w.description
+
+
+def test_unknown_workload_names_it_and_lists_known():
+    with pytest.raises(UnknownWorkload) as info:
+        get("matmull")
+    assert "'matmull'" in str(info.value)
+    assert "matmul" in str(info.value).split("known workloads:")[1]
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_workload_runs_on_cpu(name, machine):
+    w = get(name)
+    records = run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
+    assert records
+    for r in records:
+        assert r.status == "ok", r.message
+        assert r.workload == name
+        assert r.device == "cpu"
+        assert r.device_name == "Test CPU"
+        assert r.value > 0
+        assert r.stats.n >= 3 and r.stats.median > 0
+        assert r.metric == w.metric
+
+
+def test_matmul_reports_fp32_and_bf16_on_cpu(machine):
+    records = run_workload(get("matmul"), RunContext(device="cpu", machine=machine), "cpu")
+    assert {r.dtype for r in records} == {"fp32", "bf16"}
+    assert all(r.params["n"] in r.params["sizes"] for r in records)
+
+
+def test_conv2d_scale_one_is_the_seeds_operation():
+    assert shape_for(1.0) == SEED_SHAPE
+    small = shape_for(0.125)
+    assert (small["batch"], small["side"], small["filters"], small["kernel"]) == (16, 32, 256, 5)
