@@ -134,3 +134,18 @@ def test_published_json_schema_describes_the_format():
     assert {"run_id", "created", "machine"} <= set(schema["required"])
     assert "measurements" in schema["properties"]
     assert "MeasurementRecord" in schema["$defs"]
+
+
+def test_published_schema_file_is_current():
+    """docs/reference/results-schema.json is what contributors read; regenerate with `benchlib schema`."""
+    from pathlib import Path
+
+    published = json.loads((Path(__file__).parents[1] / "docs" / "reference" / "results-schema.json").read_text())
+    assert published == json_schema(), "run: benchlib schema > docs/reference/results-schema.json"
+
+
+def test_package_level_load_results(tmp_path):
+    import benchlib
+
+    write_results(make_results(), tmp_path / "r.json")
+    assert len(benchlib.load_results(tmp_path / "r.json")) == 2
