@@ -1,0 +1,59 @@
+"""Fixtures for the snippet tests; the helpers live in ``snippet_runner``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+from snippet_runner import FAKES, RunSnippet, python_command, snippet_env
+
+
+@pytest.fixture
+def run_snippet(tmp_path: Path) -> RunSnippet:
+    """Run ``snippets/<name>`` in a fresh interpreter with ``tmp_path`` as working directory."""
+
+    def run(
+        name: str,
+        *,
+        fakes: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
+        timeout: float = 300,
+        python: str = sys.executable,
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            python_command(name, python),
+            cwd=tmp_path,
+            env=snippet_env(fakes, env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert result.returncode == 0, f"{name} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+        return result
+
+    return run
+
+
+@pytest.fixture
+def fake_gpu_bin(tmp_path: Path) -> Path:
+    """A folder whose ``nvidia-smi`` is the T4 stand-in (a wrapper, so no exec bit is needed in git)."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "nvidia-smi"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKES / "nvidia_smi.py"}" "$@"\n')
+    wrapper.chmod(0o755)
+    return bin_dir
+
+
+@pytest.fixture
+def no_gpu_path(tmp_path: Path) -> str:
+    """A PATH with the usual tools but no ``nvidia-smi``, even on a machine that has one."""
+    shadow = tmp_path / "no-gpu-bin"
+    shadow.mkdir()
+    keep = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p and not (Path(p) / "nvidia-smi").exists()]
+    return os.pathsep.join([str(shadow), *keep])
