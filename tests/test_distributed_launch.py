@@ -1,0 +1,98 @@
+"""The engines for real, on this CPU: torchrun with 2 gloo processes, MirroredStrategy on 2 logical
+CPUs, and the TPU paths up to the point where a TPU is needed."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from benchlib.distributed.cli import launch
+from benchlib.distributed.launch import ENGINES, ScalingRun, WorkerFailed, run_scaling, run_worker
+from benchlib.distributed.report import busbw_gbps, scaling_efficiency
+from benchlib.results.store import read_results
+
+pytestmark = pytest.mark.slow
+
+
+def by_world(records, workload):
+    return {r.params["world_size"]: r for r in records if r.workload == workload}
+
+
+def test_ddp_on_two_gloo_processes_through_torchrun(tmp_path, machine):
+    pytest.importorskip("torch")
+    outcome = run_scaling(ScalingRun(engines=["torch"], devices=2, device="cpu"), machine=machine, out_dir=tmp_path)
+    saved = read_results(outcome.path)  # the file on disk, written through write_results
+    assert saved.complete and saved.machine == machine
+    train = by_world(saved.measurements, "dp-train")
+    assert set(train) == {1, 2}
+    for n, r in train.items():
+        assert r.status == "ok", r.message
+        assert r.framework == "torch" and r.device == "cpu" and r.device_name == "Test CPU"
+        p = r.params
+        assert (p["launcher"], p["backend"], p["interconnect"], p["threads_per_process"]) == ("torchrun", "gloo", "none", 1)
+        assert p["global_batch"] == n * p["per_device_batch"]
+        assert r.value == pytest.approx(p["global_batch"] / r.stats.median)
+        assert p["per_device_samples_per_s"] == pytest.approx(r.value / n)
+    # Bus bandwidth, nccl-tests' way, for each message size; for two ranks it equals algbw.
+    allreduce = [r for r in saved.measurements if r.workload == "allreduce"]
+    assert [r.params["bytes"] for r in allreduce] == [2**20, 4 * 2**20]
+    for r in allreduce:
+        assert r.status == "ok" and r.params["world_size"] == 2
+        assert r.value == pytest.approx(busbw_gbps(r.params["bytes"], r.params["seconds_per_op"], 2))
+        assert r.value == pytest.approx(r.params["algbw_gbps"])
+    # Efficiency from the two runs of this launch; on a shared 2-core machine it can land anywhere,
+    # so the test checks the arithmetic and the labelling, not the speed.
+    (scaling,) = [r for r in saved.measurements if r.workload == "dp-scaling"]
+    assert scaling.value == pytest.approx(scaling_efficiency(train[1].value, train[2].value, 2))
+    assert scaling.params["baseline_samples_per_s"] == train[1].value
+    assert scaling.status == ("ok" if scaling.value <= 1.1 else "invalid")
+
+
+def test_a_torchrun_failure_names_the_workers_root_cause(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "report.json"
+    cmd = ENGINES["torch"].command(2, "quick", "cpu", 1, "nccl", out)  # NCCL on a machine without GPUs
+    with pytest.raises(WorkerFailed) as info:
+        run_worker(cmd, out, dict(os.environ), 300, "torch engine, 2 processes")
+    message = str(info.value)
+    assert message.startswith("torch engine, 2 processes: exited with code 1: RuntimeError:")
+    assert "CUDA" in message or "GPU" in message
+    assert info.value.crash.exit_code == 1
+
+
+def test_mirrored_strategy_on_two_logical_cpus(tmp_path, machine):
+    pytest.importorskip("tensorflow")
+    outcome = run_scaling(ScalingRun(engines=["tf"], devices=2, device="cpu"), machine=machine, out_dir=tmp_path)
+    saved = read_results(outcome.path)
+    train = by_world(saved.measurements, "dp-train")
+    assert set(train) == {1, 2}
+    for n, r in train.items():
+        assert r.status == "ok", r.message
+        assert r.framework == "tensorflow"
+        assert r.params["backend"] == "MirroredStrategy/ReductionToOneDevice"
+        assert r.params["launcher"] == "one process" and r.params["world_size"] == n
+        assert r.params["loss_last"] < r.params["loss_first"]  # it trained
+    (scaling,) = [r for r in saved.measurements if r.workload == "dp-scaling"]
+    assert scaling.value == pytest.approx(scaling_efficiency(train[1].value, train[2].value, 2))
+
+
+def test_tpu_paths_stop_where_the_tpu_is_needed(tmp_path):
+    pytest.importorskip("tensorflow")
+    pytest.importorskip("jax")
+    app = typer.Typer()
+    app.command()(launch)
+    args = ["--framework", "tf", "--framework", "jax", "--device", "tpu", "-n", "8", "--out", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output  # a skip is not a failure
+    (path,) = tmp_path.rglob("*.json")
+    records = read_results(path).measurements
+    # One record per engine: what stops one chip stops eight, so the 8-chip run isn't started.
+    assert [(r.framework, r.status, r.skip_reason, r.params["world_size"]) for r in records] == [
+        ("tensorflow", "skipped", "device-unavailable", 1),
+        ("jax", "skipped", "device-unavailable", 1),
+    ]
+    assert "no TPU for TensorFlow: TPU initialisation failed with NotFoundError" in records[0].message
+    assert "JAX has no tpu backend here" in records[1].message
