@@ -1,0 +1,105 @@
+"""Where the site's charts get their data.
+
+The committed results folder (``results/``, or ``$BENCHLIB_RESULTS_DIR``), plus on request a fresh
+measurement of the machine building the site: ``BENCHLIB_MEASURE=quick mkdocs build`` runs the
+quick suite once per machine fingerprint and benchlib version, and keeps the file under
+``.cache/benchlib/`` so ``mkdocs serve`` rebuilds don't measure again.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+import benchlib
+from benchlib.results.load import load_results
+from benchlib.results.store import ResultsError, iter_result_paths, read_results
+
+RESULTS_ENV = "BENCHLIB_RESULTS_DIR"
+MEASURE_ENV = "BENCHLIB_MEASURE"
+SUITES = ("quick", "standard", "full")
+_OFF = ("", "0", "off", "no", "false")
+
+log = logging.getLogger("mkdocs.plugins.benchlib")
+
+
+def project_root() -> Path:
+    """The folder holding mkdocs.yml while MkDocs builds (markdown-exec exports it), else the cwd."""
+    return Path(os.environ.get("MKDOCS_CONFIG_DIR") or Path.cwd())
+
+
+def results_dir() -> Path:
+    configured = os.environ.get(RESULTS_ENV)
+    return Path(configured) if configured else project_root() / "results"
+
+
+def requested_suite() -> str | None:
+    """The suite ``BENCHLIB_MEASURE`` asks for, or None; anything else is a usage error."""
+    value = os.environ.get(MEASURE_ENV, "").strip().lower()
+    if value in _OFF:
+        return None
+    if value not in SUITES:
+        raise ValueError(f"{MEASURE_ENV}={value!r}: expected one of {', '.join(SUITES)} (or unset to skip measuring)")
+    return value
+
+
+def cache_key(suite: str) -> str:
+    return f"benchlib-{benchlib.__version__}-methodology-{benchlib.METHODOLOGY_VERSION}-{suite}"
+
+
+def _cached_run(folder: Path) -> Path | None:
+    for path in sorted(folder.glob("*.json"), reverse=True):
+        try:
+            if read_results(path).complete:
+                return path
+        except ResultsError:
+            continue  # a cache entry is disposable; measure again instead of failing the build
+    return None
+
+
+@functools.cache
+def build_measurement(suite: str, cache_root: Path) -> Path:
+    """This machine's results file for ``suite``: from the cache, or measured now (once per process)."""
+    from benchlib.probe import probe_machine
+    from benchlib.runner import run_suite, select_workloads
+
+    machine = probe_machine(results_dir=str(cache_root))
+    out = cache_root / cache_key(suite)
+    cached = _cached_run(out / machine.id)
+    if cached:
+        log.info("benchlib: using the cached %s measurement of this machine: %s", suite, cached)
+        return cached
+    log.info("benchlib: measuring this build machine (%s suite, %s)...", suite, machine.label)
+    outcome = run_suite(select_workloads(suite), suite=suite, device="auto", machine=machine, out_dir=out)
+    log.info("benchlib: measured in %.1f s, saved %s", outcome.wall_s, outcome.path)
+    return outcome.path
+
+
+@dataclass(frozen=True)
+class SiteData:
+    """All measurements the site shows, and which files were measured during this build."""
+
+    frame: pd.DataFrame
+    results_dir: Path
+    build_files: frozenset[str]
+
+
+def site_data() -> SiteData:
+    """Load the results folder (missing means empty) and, if asked, this machine's measurement.
+
+    An invalid results file raises `ResultsError` naming the file and field, which fails the build.
+    """
+    folder = results_dir()
+    paths = list(iter_result_paths(folder)) if folder.is_dir() else []
+    build: list[str] = []
+    suite = requested_suite()
+    if suite:
+        fresh = build_measurement(suite, project_root() / ".cache" / "benchlib")
+        paths.append(fresh)
+        build.append(str(fresh))
+    return SiteData(frame=load_results(paths), results_dir=folder, build_files=frozenset(build))

@@ -1,0 +1,110 @@
+"""Every page of the built site in Chromium: charts drawn, nothing remote, no console errors."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urldefrag, urljoin, urlparse
+from xml.etree import ElementTree
+
+import pytest
+from site_samples import HOSTILE
+
+pytestmark = pytest.mark.browser
+
+CHART_TIMEOUT_MS = 15_000
+
+
+def sitemap_pages(page, site_url: str) -> list[str]:
+    xml = page.request.get(urljoin(site_url, "sitemap.xml")).text()
+    locs = [el.text for el in ElementTree.fromstring(xml).iter() if el.tag.endswith("loc")]
+    assert locs, "the sitemap lists no pages"
+    return locs
+
+
+def wait_for_charts(page) -> int:
+    """Wait until every chart figure holds its interactive SVG; returns how many there are."""
+    figures = page.locator("figure.bench-chart")
+    for i in range(figures.count()):
+        figure = figures.nth(i)
+        figure.locator(".bench-chart__view svg").first.wait_for(state="attached", timeout=CHART_TIMEOUT_MS)
+        page.wait_for_function("f => f.classList.contains('bench-chart--live')", arg=figure.element_handle(),
+                               timeout=CHART_TIMEOUT_MS)
+        assert figure.locator(".bench-chart__fallback").is_hidden(), "static and interactive chart both visible"
+        box = figure.locator(".bench-chart__view svg").first.bounding_box()
+        assert box and box["width"] > 100 and box["height"] > 50, f"chart {i} drew at {box}"
+    return figures.count()
+
+
+def local_links(page, site_url: str) -> set[str]:
+    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    return {urldefrag(h).url for h in hrefs if urlparse(h).netloc == urlparse(site_url).netloc}
+
+
+def test_every_page_draws_its_charts_without_errors_or_remote_requests(page, page_log, site_url):
+    charts: dict[str, int] = {}
+    links: set[str] = set()
+    for url in sitemap_pages(page, site_url):
+        page.goto(url, wait_until="networkidle")
+        charts[url] = wait_for_charts(page)
+        links |= local_links(page, site_url)
+    broken = sorted(u for u in links if page.request.get(u).status != 200)
+    assert charts[urljoin(site_url, "benchmarks/results/")] == 3
+    assert not broken, f"links to missing pages or files: {broken}"
+    assert not page_log.blocked_requests, f"requests left 127.0.0.1: {page_log.blocked_requests}"
+    assert not page_log.console_errors, f"console errors: {page_log.console_errors}"
+
+
+def test_instant_navigation_round_trip_redraws_the_charts(page, page_log, site_url):
+    page.goto(urljoin(site_url, "benchmarks/results/"), wait_until="networkidle")
+    assert wait_for_charts(page) == 3
+    page.evaluate("window.__sameDocument = true")  # survives only if navigation is instant
+    page.locator('a.md-nav__link[href$="methodology/"]:visible').first.click()
+    page.wait_for_url(re.compile(r"/benchmarks/methodology/$"))
+    page.locator("h1", has_text="Methodology").wait_for()
+    page.locator('a.md-nav__link[href$="benchmarks/results/"]:visible').first.click()
+    page.wait_for_url(re.compile(r"/benchmarks/results/$"))
+    page.locator("h1", has_text="Benchmark results").wait_for()
+    assert wait_for_charts(page) == 3
+    assert page.evaluate("window.__sameDocument") is True, "Material fell back to full page loads"
+    assert page.locator(".bench-chart__view svg.marks").count() == 3  # old views were replaced, not stacked
+    assert not page_log.console_errors and not page_log.blocked_requests
+
+
+def test_dark_mode_redraws_charts_in_the_dark_palette(page, site_url):
+    page.goto(urljoin(site_url, "benchmarks/results/"), wait_until="networkidle")
+    wait_for_charts(page)
+    label = "figure.bench-chart .bench-chart__view .role-axis-label text"
+    light = page.locator(label).first.get_attribute("fill")
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == "slate"
+    page.wait_for_function(f"() => document.querySelector({label!r}).getAttribute('fill') !== {light!r}")
+    wait_for_charts(page)
+
+
+def test_hostile_names_are_shown_as_text_and_never_run(page, site_url):
+    page.goto(urljoin(site_url, "benchmarks/results/"), wait_until="networkidle")
+    wait_for_charts(page)
+    assert page.evaluate("window.__xss") is None
+    page.locator("details.bench-chart__data summary").first.click()
+    assert HOSTILE in page.locator("details.bench-chart__data").first.inner_text()
+
+
+def test_this_build_machine_is_highlighted_in_the_drawn_chart(page, site_url):
+    page.goto(urljoin(site_url, "benchmarks/results/"), wait_until="networkidle")
+    wait_for_charts(page)
+    star = page.locator("figure#chart-matmul .bench-chart__view .role-axis-label text", has_text="★").first
+    assert "this build machine" in star.text_content()
+    assert star.get_attribute("font-weight") == "bold"
+
+
+def test_notebook_page_has_output_and_a_self_hosted_colab_badge(page, page_log, site_url):
+    page.goto(urljoin(site_url, "notebooks/run-benchlib/"), wait_until="networkidle")
+    badge = page.locator("a.colab-badge")
+    href = badge.get_attribute("href")
+    assert href.startswith("https://colab.research.google.com/github/")
+    assert href.endswith("/blob/main/docs/notebooks/run-benchlib.ipynb")
+    img = badge.locator("img")
+    assert urlparse(img.evaluate("i => i.src")).netloc == urlparse(site_url).netloc
+    assert img.evaluate("i => i.complete && i.naturalWidth > 0")
+    assert "measurements in" in page.locator("article").inner_text()  # the executed run printed its summary
+    assert not page_log.blocked_requests and not page_log.console_errors
