@@ -1,7 +1,8 @@
 """benchlib: honest deep-learning hardware benchmarks for the GPU Field Guide.
 
-The public entry points are imported lazily so that ``import benchlib`` stays fast and works
-where no framework is installed.
+``benchlib.probe()`` describes this machine and ``benchlib.load_results(paths)`` loads results
+into pandas. Frameworks are imported only inside the functions that need them, so
+``import benchlib`` stays fast and works where none is installed.
 """
 
 from __future__ import annotations
@@ -11,17 +12,10 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 METHODOLOGY_VERSION = "1"
 
+from benchlib import probe  # noqa: E402  (callable: benchlib.probe() describes this machine)
+
 if TYPE_CHECKING:
     import pandas as pd
-
-    from benchlib.results.schema import Machine
-
-
-def probe(results_dir: str | None = None) -> "Machine":
-    """Describe this machine: platform, host, accelerators and software."""
-    from benchlib.probe import probe_machine
-
-    return probe_machine(results_dir=results_dir)
 
 
 def load_results(paths: Any) -> "pd.DataFrame":

@@ -502,3 +502,11 @@ def test_machine_table_prints_brackets_literally() -> None:
     Console(file=out, width=200, color_system=None).print(machine_table(machine))
     assert "Vendor [bold]Chip[/bold]" in out.getvalue()
     assert "[b]odd[/b]" in out.getvalue()
+
+
+def test_package_level_probe_is_callable_after_importing_the_subpackage():
+    import benchlib
+    from benchlib.probe import probe_machine  # noqa: F401  (this import used to shadow benchlib.probe)
+
+    machine = benchlib.probe()
+    assert machine.id == probe_machine().id
