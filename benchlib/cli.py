@@ -1,20 +1,26 @@
-"""The `benchlib` command: probe, list, run, show, validate.
+"""The `benchlib` command: probe, list, run, show, validate, import.
 
 Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported) or a file
 is invalid; 2 usage error, with a one-line message and no traceback.
+
+Every string that comes from a results file is printed as plain text (`Text`, `escape`), never
+as rich markup: a device name like "[/]" must neither style the output nor crash it.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 app = typer.Typer(
     help="Honest deep-learning hardware benchmarks. Probe a machine, run workloads, and write "
@@ -30,7 +36,8 @@ STATUS_STYLE = {"ok": "green", "skipped": "yellow", "oom": "red", "error": "red"
 
 
 def usage_error(message: str) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}")
+    # Plain text: messages quote file names and user input; soft wrap keeps paths copyable.
+    err.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
     return typer.Exit(2)
 
 
@@ -63,7 +70,7 @@ def list_workloads() -> None:
 
 
 def records_table(measurements: list, title: str) -> Table:
-    table = Table(title=title)
+    table = Table(title=Text(title))
     for col in ("workload", "device", "dtype", "params", "value", "noise", "status"):
         table.add_column(col, overflow="fold", max_width=28 if col == "params" else None)
     for m in measurements:
@@ -73,59 +80,158 @@ def records_table(measurements: list, title: str) -> Table:
         noise = f"±{m.stats.iqr / m.stats.median:.0%}" if m.stats and m.stats.median else ""
         if m.stats and m.stats.noisy:
             noise += " noisy"
-        status = f"[{STATUS_STYLE.get(m.status, 'white')}]{m.status}[/]"
+        status = Text(m.status, style=STATUS_STYLE.get(m.status, "white"))
         if m.message:
-            status += f"\n{m.message}"
+            status.append(f"\n{m.message}")
         params = " ".join(f"{k}={v}" for k, v in m.params.items() if not isinstance(v, (list, dict)))
-        table.add_row(m.workload, m.device_name or m.device, m.dtype or "", params, value, noise, status)
+        table.add_row(*(Text(c) for c in (m.workload, m.device_name or m.device, m.dtype or "", params, value, noise)), status)
     return table
+
+
+RESUME_HELP = (
+    "Finish a run that was killed or cut short by --budget: give its results file, or a folder (such as "
+    "your --out folder) holding exactly one unfinished run of this machine. Only the workloads not yet "
+    "finished run, into the same file; --suite, --only and --device come from that file."
+)
 
 
 @app.command()
 def run(
-    suite: Annotated[str, typer.Option(help="quick (seconds on a CPU), standard (minutes on a free T4) or full.")] = "quick",
+    suite: Annotated[Optional[str], typer.Option(help="quick (seconds on a CPU), standard (minutes on a free T4) or full. [default: quick]", show_default=False)] = None,
     only: Annotated[Optional[list[str]], typer.Option("--only", help="Run only this workload (repeatable).")] = None,
-    device: Annotated[str, typer.Option(help="auto, cpu, cuda or mps. auto picks the best available.")] = "auto",
-    out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json.")] = Path("results"),
+    device: Annotated[Optional[str], typer.Option(help="auto, cpu, cuda or mps. auto picks the best available. [default: auto]", show_default=False)] = None,
+    out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json. A Drive folder works: each workload costs one atomic rename.")] = Path("results"),
+    resume: Annotated[Optional[Path], typer.Option("--resume", metavar="FILE_OR_FOLDER", help=RESUME_HELP)] = None,
+    budget: Annotated[Optional[float], typer.Option("--budget", metavar="SECONDS", min=0, help="Start no workload that isn't expected to finish within this many seconds from now (estimates come from this machine's earlier runs, else the workload's own); the rest are recorded as skipped, to finish later with --resume.")] = None,
+    isolate: Annotated[bool, typer.Option("--isolate/--no-isolate", help="Run each workload in its own process, so one that crashes Python (segfault, OOM killer) is recorded as an error and the run goes on.")] = True,
+    devices: Annotated[Optional[int], typer.Option("--devices", min=1, metavar="N", help="Data-parallel training on 1 and on N devices instead of the suite; the same as `benchlib launch --nproc N`.")] = None,
 ) -> None:
-    """Run a suite of workloads and write a results file after every workload."""
-    from benchlib.backends import DeviceUnavailable
-    from benchlib.probe import probe_machine
-    from benchlib.runner import SUITES, resolve_device, run_suite, select_workloads
-    from benchlib.workloads import UnknownWorkload
+    """Run a suite of workloads and write a results file after every workload.
 
+    A run killed at any point (Ctrl-C, SIGKILL, a Colab disconnect) leaves a valid file with
+    everything finished so far; `benchlib run --resume` finishes it.
+    """
+    from benchlib.backends import DeviceUnavailable
+    from benchlib.isolation import prestart
+    from benchlib.probe import probe_machine
+    from benchlib.results.schema import MeasurementRecord
+    from benchlib.results.store import ResultsError
+    from benchlib.runner import (
+        SUITES,
+        ResumeError,
+        find_resumable,
+        preload_modules,
+        resolve_device,
+        resumable,
+        resume_run,
+        run_suite,
+        select_workloads,
+        unfinished,
+    )
+    from benchlib.workloads import UnknownWorkload, Workload
+
+    if devices is not None:
+        if only or resume is not None:
+            raise usage_error("--devices runs the data-parallel workload; drop --only and --resume")
+        from benchlib.distributed.cli import launch as launch_scaling
+
+        return launch_scaling(nproc=devices, size=suite or "quick", device=device or "auto", out=out)
+    called = time.perf_counter()
+    if resume is not None:
+        given = [name for name, value in (("--suite", suite), ("--only", only), ("--device", device)) if value]
+        if given:
+            raise usage_error(f"--resume continues a run as it was planned; drop {', '.join(given)}")
+    suite = suite or "quick"
+    device = device or "auto"
     if suite not in SUITES:
         raise usage_error(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
     if device not in ("auto", "cpu", "cuda", "mps"):
         raise usage_error(f"unknown device {device!r}; choose auto, cpu, cuda or mps")
     try:
-        workloads = select_workloads(suite, only)
+        workloads = select_workloads(suite, only) if resume is None else []
         resolve_device(device)
     except UnknownWorkload as exc:
         raise usage_error(f"{exc} (see `benchlib list`)")
     except DeviceUnavailable as exc:
         raise usage_error(f"{exc}; use --device auto or cpu")
+    if isolate and workloads:
+        # The children's process server imports the frameworks while this process probes the machine.
+        prestart(preload_modules(workloads))
 
-    machine = probe_machine(results_dir=str(out))
-    err.print(f"machine: [bold]{machine.label}[/] ({machine.id})")
+    where = out if resume is None else resume if resume.is_dir() else resume.parent
+    machine = probe_machine(results_dir=str(where))
+    err.print(f"machine: [bold]{escape(machine.label)}[/] ({escape(machine.id)})")
+    path = None
+    if resume is not None:
+        try:
+            path = find_resumable(resume, machine.id)
+            previous = resumable(path, machine)
+        except (ResumeError, ResultsError) as exc:
+            raise usage_error(str(exc))
+        suite = previous.plan.size if previous.plan else suite
+        left = unfinished(previous)
+        planned = len(previous.plan.workloads) if previous.plan else 0
+        err.print(Text(f"resuming {path}: {planned - len(left)} of {planned} workloads finished; to run: {', '.join(left)}"))
     with Progress(
         SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(), console=err, transient=False,
     ) as progress:
-        task = progress.add_task(f"{suite} suite", total=len(workloads))
+        task = progress.add_task(escape(f"{suite} suite"), total=len(left) if path is not None else len(workloads))
 
-        def on_start(w: object) -> None:
-            progress.update(task, description=f"{suite} suite: {getattr(w, 'name')}")
+        def on_start(w: Workload) -> None:
+            progress.update(task, description=escape(f"{suite} suite: {w.name}"))
 
-        def on_done(w: object, records: list) -> None:
+        def on_done(w: Workload, records: list[MeasurementRecord]) -> None:
             bad = [r for r in records if r.status != "ok"]
-            note = f" [yellow]{len(bad)} not ok[/]" if bad else ""
-            progress.console.print(f"  {getattr(w, 'name')}: {len(records)} measurement(s){note}")
+            line = Text(f"  {w.name}: {len(records)} measurement(s)")
+            if bad:
+                line.append(f" {len(bad)} not ok", style="yellow")
+                if bad[0].skip_reason == "budget" or bad[0].crash is not None:
+                    line.append(f" ({bad[0].message})", style="dim")
+            progress.console.print(line)
             progress.advance(task)
 
-        outcome = run_suite(workloads, suite=suite, device=device, machine=machine, out_dir=out, on_start=on_start, on_done=on_done)
-    console.print(records_table(outcome.results.measurements, f"{machine.label}: {suite} suite"))
-    err.print(f"wrote [bold]{outcome.path}[/] in {outcome.wall_s:.1f} s")
+        def on_output(w: Workload, output: str) -> None:
+            progress.console.print(Text(output.rstrip("\n"), style="dim"))
+
+        hooks = dict(on_start=on_start, on_done=on_done, on_output=on_output)
+        again = path if path is not None else out
+        # The budget counts from when the command started, probing included.
+        budget = None if budget is None else max(budget - (time.perf_counter() - called), 0.0)
+        try:
+            if path is not None:
+                outcome = resume_run(path, machine=machine, budget_s=budget, isolate=isolate, **hooks)
+            else:
+                outcome = run_suite(workloads, suite=suite, device=device, machine=machine, out_dir=out,
+                                    budget_s=budget, isolate=isolate, **hooks)
+        except (ResumeError, ResultsError) as exc:
+            raise usage_error(str(exc))
+        except UnknownWorkload as exc:
+            raise usage_error(f"{path}: {exc}; the run needs the same workloads installed to resume")
+        except DeviceUnavailable as exc:
+            raise usage_error(f"{path}: {exc}; this run can only be finished on a machine with that device")
+        except KeyboardInterrupt:
+            progress.stop()
+            err.print(
+                f"[yellow]interrupted; what finished is saved. Finish the run with `benchlib run --resume {escape(str(again))}`[/]",
+                soft_wrap=True,
+            )
+            raise typer.Exit(130)
+    results = outcome.results
+    console.print(records_table(results.measurements, f"{machine.label}: {results.suite} suite"))
+    verb = "resumed and wrote" if path is not None else "wrote"
+    # soft_wrap: a path split over two lines can't be copied into the next command.
+    err.print(f"{verb} [bold]{escape(str(outcome.path))}[/] in {outcome.wall_s:.1f} s", soft_wrap=True)
+    if outcome.overhead_s:
+        first, *rest = outcome.overhead_s.values()
+        after = f", then {sum(rest) / len(rest):.2f} s per workload" if rest else ""
+        err.print(f"[dim]process isolation: {first:.2f} s for the first workload (starting the process server){after}[/]")
+    if outcome.skipped_for_budget:
+        err.print(
+            f"[yellow]{len(outcome.skipped_for_budget)} workload(s) skipped for the budget; finish them with "
+            f"`benchlib run --resume {escape(str(outcome.path))}`[/]",
+            soft_wrap=True,
+        )
     if outcome.failed:
         err.print(f"[red]{len(outcome.failed)} measurement(s) failed; the others are kept in the file.[/]")
         raise typer.Exit(1)
@@ -139,11 +245,13 @@ def show(file: Annotated[Path, typer.Argument(help="A results file.")]) -> None:
     try:
         results = read_results(file)
     except ResultsError as exc:
-        err.print(f"[bold red]invalid:[/] {exc}")
+        err.print(f"[bold red]invalid:[/] {escape(str(exc))}")
         raise typer.Exit(1)
     p = results.provenance
     origin = "measured by benchlib" if p.kind == "measured" else f"reported by {p.source_url} (as of {p.as_of})"
-    console.print(f"[bold]{results.machine.label}[/] · run {results.run_id} · {results.created:%Y-%m-%d %H:%M} UTC · {origin}")
+    console.print(
+        f"[bold]{escape(results.machine.label)}[/] · run {escape(results.run_id)} · {results.created:%Y-%m-%d %H:%M} UTC · {escape(origin)}"
+    )
     if not results.complete:
         console.print("[yellow]this run did not finish; the measurements below are the ones it completed[/]")
     console.print(records_table(results.measurements, f"suite {results.suite or '—'}"))
@@ -153,18 +261,57 @@ def show(file: Annotated[Path, typer.Argument(help="A results file.")]) -> None:
 def validate(
     paths: Annotated[list[Path], typer.Argument(help="Results files or folders (searched recursively).")],
 ) -> None:
-    """Check results files against the schema; report every bad file and exit 1 if any."""
-    from benchlib.results.store import validate_paths
+    """Check results files against the schema; report every bad file and exit 1 if any.
+
+    Values no real run can produce (above the device's peak, zero times, ...) are listed as
+    implausible: they don't fail validation, but every reader marks them invalid.
+    """
+    from benchlib.results.plausibility import findings
+    from benchlib.results.store import read_results, validate_paths
 
     good, bad = validate_paths(paths)
+    for path in good:
+        # Not an error: such values are kept and marked invalid wherever the file is read.
+        for problem in findings(read_results(path, mark_implausible=False)):
+            err.print(Text.assemble(("implausible ", "yellow"), f"{path}: {problem}"), soft_wrap=True)
     for exc in bad:
-        err.print(f"[red]invalid[/] {exc.path}")
+        err.print(f"[red]invalid[/] {escape(exc.path)}")
         for problem in exc.problems:
-            err.print(f"    {problem}")
+            err.print(Text(f"    {problem}"))
     if not good and not bad:
         raise usage_error("no results files found in " + ", ".join(map(str, paths)))
     console.print(f"{len(good)} valid, {len(bad)} invalid")
     if bad:
+        raise typer.Exit(1)
+
+
+IMPORT_STYLE = {"imported": "green", "duplicate": "yellow", "invalid": "red"}
+
+
+@app.command("import")
+def import_(
+    files: Annotated[list[Path], typer.Argument(help="Contributed results files or folders (searched for *.json).")],
+    into: Annotated[Path, typer.Option("--into", help="The results folder to file them in, as <machine id>/<run id>.json.")] = Path("results"),
+) -> None:
+    """Validate contributed results files, skip duplicates, and file the rest into the results folder.
+
+    Values no real run can produce are kept but marked invalid. Exits 1 if any file was refused.
+    """
+    from benchlib.results.importer import import_files
+
+    outcomes = import_files(files, into)
+    if not outcomes:
+        raise usage_error("no results files found in " + ", ".join(map(str, files)))
+    table = Table(title="import")
+    for col in ("file", "result", "details"):
+        table.add_column(col, overflow="fold")
+    for o in outcomes:
+        details = [f"→ {o.destination}"] if o.destination else []
+        table.add_row(Text(str(o.source)), Text(o.outcome, style=IMPORT_STYLE[o.outcome]), Text("\n".join(details + o.reasons)))
+    console.print(table)
+    counts = {k: sum(o.outcome == k for o in outcomes) for k in IMPORT_STYLE}
+    console.print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    if counts["invalid"]:
         raise typer.Exit(1)
 
 
@@ -174,6 +321,16 @@ def schema() -> None:
     from benchlib.results.store import json_schema
 
     print(json.dumps(json_schema(), indent=2))
+
+
+def _register_feature_commands() -> None:
+    # Each feature keeps its command beside its code; importing them is cheap (no frameworks).
+    from benchlib.distributed.cli import launch
+
+    app.command("launch")(launch)
+
+
+_register_feature_commands()
 
 
 def main() -> None:

@@ -2,28 +2,50 @@
 
 A workload that fails (a framework missing, out of memory, an exception) becomes a record with
 that status and a message naming the workload; the others go on and nothing finished is lost.
+With ``isolate=True`` each workload runs in its own child process, so one that kills its
+interpreter (segfault, OOM killer) is recorded as an error too. A run killed from outside
+(SIGKILL, a Colab disconnect) leaves a valid, incomplete file that `resume_run` finishes; a
+``budget_s`` keeps the run from starting work that would not end in time.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import json
+import os
+import sys
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pydantic import ValidationError
+
 import benchlib
 from benchlib.backends import DeviceUnavailable, FrameworkMissing
-from benchlib.results.schema import Machine, MeasurementRecord, ResultsFile
-from benchlib.results.store import write_results
+from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
+from benchlib.results.schema import Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
+from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
 from benchlib.telemetry import TelemetrySampler
 from benchlib.workloads import RunContext, Workload, get, in_suite
 
+__all__ = ["PEAK_TOLERANCE", "SUITES", "ResumeError", "RunOutcome", "resume_run", "run_suite"]
+
 SUITES = ("quick", "standard", "full")
-PEAK_TOLERANCE = 1.10
 FAILED = ("error", "oom", "invalid")
+WORKLOAD_MODULES_ENV = "BENCHLIB_WORKLOAD_MODULES"
+# A budget estimate when neither an earlier run on this machine nor the workload says better.
+FALLBACK_EXPECTED_S = {"quick": 15.0, "standard": 120.0, "full": 600.0}
+# A child's interpreter start and imports (mostly torch), until this run has measured one.
+STARTUP_GUESS_S = 5.0
+
+
+class ResumeError(ValueError):
+    """A run can't be resumed; the message says which file and why."""
 
 
 @dataclass
@@ -32,18 +54,37 @@ class RunOutcome:
     results: ResultsFile
     wall_s: float
     per_workload_s: dict[str, float] = field(default_factory=dict)
+    # Wall time minus the workload's own time: child start-up, imports and the result's trip back.
+    overhead_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[MeasurementRecord]:
         return [m for m in self.results.measurements if m.status in FAILED]
+
+    @property
+    def skipped_for_budget(self) -> list[str]:
+        return [m.workload for m in self.results.measurements if m.skip_reason == "budget"]
+
+
+def load_workload_modules() -> list[str]:
+    """Import the modules named in ``$BENCHLIB_WORKLOAD_MODULES`` (comma-separated) so their workloads register.
+
+    This is how your own workloads (and the tests' tiny ones) join a run; isolated children
+    inherit the variable and import them too.
+    """
+    names = [n.strip() for n in os.environ.get(WORKLOAD_MODULES_ENV, "").split(",") if n.strip()]
+    for name in names:
+        importlib.import_module(name)
+    return names
 
 
 def select_workloads(suite: str, only: Sequence[str] | None = None) -> list[Workload]:
     """The suite's workloads, or exactly those named in ``only`` (UnknownWorkload if one isn't known)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
+    load_workload_modules()
     if only:
-        return [get(name) for name in only]
+        return [get(name) for name in dict.fromkeys(only)]
     return in_suite(suite)
 
 
@@ -51,12 +92,12 @@ def new_run_id(now: datetime) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
 
 
-def check(record: MeasurementRecord, requested_device: str) -> MeasurementRecord:
+def check(record: MeasurementRecord, requested_device: str, machine: Machine | None = None) -> MeasurementRecord:
     """Fail loudly instead of publishing an impossible number.
 
-    A value above the device's known peak by more than 10 % is invalid, and a run that asked
-    for an accelerator but ran on the CPU is an error (ai-benchmark once published a 'V100'
-    score from a silent CPU fallback).
+    A run that asked for an accelerator but ran on the CPU is an error (ai-benchmark once
+    published a 'V100' score from a silent CPU fallback); a value the plausibility checks reject
+    (more than 10 % above the device's known peak, a zero time, ...) is invalid.
     """
     if record.status != "ok":
         return record
@@ -68,24 +109,18 @@ def check(record: MeasurementRecord, requested_device: str) -> MeasurementRecord
             }
         )
     if record.peak and record.value is not None:
-        efficiency = record.value / record.peak
-        if efficiency > PEAK_TOLERANCE:
-            return record.model_copy(
-                update={
-                    "status": "invalid",
-                    "efficiency": efficiency,
-                    "message": f"{record.value:.4g} {record.metric.unit} is {efficiency:.0%} of the known peak "
-                    f"{record.peak:.4g}; a timing or sync error is more likely than a real result",
-                }
-            )
-        return record.model_copy(update={"efficiency": efficiency})
-    return record
+        record = record.model_copy(update={"efficiency": record.value / record.peak})
+    reasons = problems(record, machine)
+    return mark_invalid(record, reasons) if reasons else record
 
 
-def failure_record(workload: Workload, device: str, status: str, message: str) -> MeasurementRecord:
+def failure_record(
+    workload: Workload, device: str, status: str, message: str, *,
+    skip_reason: SkipReason | None = None, crash: Crash | None = None,
+) -> MeasurementRecord:
     return MeasurementRecord(
         workload=workload.name, framework=workload.framework, device=device, metric=workload.metric,
-        status=status, message=message,
+        status=status, message=message, skip_reason=skip_reason, crash=crash,
     )
 
 
@@ -98,9 +133,9 @@ def run_workload(workload: Workload, ctx: RunContext, requested_device: str) -> 
         with TelemetrySampler() as sampler:
             records = workload.run(ctx, params)
     except FrameworkMissing as exc:
-        return [failure_record(workload, ctx.device, "skipped", str(exc))]
+        return [failure_record(workload, ctx.device, "skipped", str(exc), skip_reason="framework-missing")]
     except DeviceUnavailable as exc:
-        return [failure_record(workload, ctx.device, "skipped", str(exc))]
+        return [failure_record(workload, ctx.device, "skipped", str(exc), skip_reason="device-unavailable")]
     except Exception as exc:  # one workload's crash must not end the run
         if workload.framework == "torch" and torch_backend.is_oom(exc):
             torch_backend.empty_cache(ctx.device)
@@ -113,7 +148,68 @@ def run_workload(workload: Workload, ctx: RunContext, requested_device: str) -> 
             )
         ]
     telemetry = sampler.result()
-    return [check(r.model_copy(update={"telemetry": telemetry}) if telemetry else r, requested_device) for r in records]
+    return [
+        check(r.model_copy(update={"telemetry": telemetry}) if telemetry else r, requested_device, ctx.machine)
+        for r in records
+    ]
+
+
+def _timed_json(workload: Workload, ctx: RunContext, requested_device: str) -> str:
+    started = time.perf_counter()
+    records = run_workload(workload, ctx, requested_device)
+    work_s = time.perf_counter() - started
+    return json.dumps({"work_s": work_s, "records": [r.model_dump(mode="json", exclude_none=True) for r in records]})
+
+
+# Imported in a child before the clock starts, so that duration_s doesn't count the import.
+_FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax", "fastai": "fastai"}
+# Frameworks whose import is known to leave the GPU untouched, so the forkserver may import them
+# once for all children (a process that has initialised CUDA can't fork a child that uses it).
+# The others are imported in each child.
+_FORK_SAFE = ("torch",)
+
+
+def _framework_module(workload: Workload) -> str | None:
+    module = _FRAMEWORK_MODULES.get(workload.framework)
+    return module if module and importlib.util.find_spec(module) is not None else None
+
+
+def preload_modules(workloads: Sequence[Workload]) -> list[str]:
+    """What the forkserver imports once for these workloads' children: their modules, and torch.
+
+    Workload modules import frameworks lazily and touch no device at import, so this is safe.
+    """
+    modules = dict.fromkeys(w.run.__module__ for w in workloads if w.run.__module__ != "__main__")
+    frameworks = dict.fromkeys(m for m in map(_framework_module, workloads) if m in _FORK_SAFE)
+    return ["benchlib.runner", *modules, *frameworks]
+
+
+def _workload_in_child(name: str, ctx: RunContext, requested_device: str, modules: list[str]) -> str:
+    """The isolated child's entry point: find the workload by name, run it, return JSON."""
+    for module in modules:
+        importlib.import_module(module)
+    workload = get(name)
+    framework = _framework_module(workload)
+    if framework:
+        importlib.import_module(framework)
+    return _timed_json(workload, ctx, requested_device)
+
+
+def _storable(workload: Workload, device: str, payload: str) -> tuple[list[MeasurementRecord], float]:
+    """Records from a workload's JSON, each one proven to fit the results format.
+
+    Going through JSON in both the isolated and the in-process path means a record that can't
+    be written (NaN turns into null) becomes an error record here, not an unreadable file.
+    """
+    data = json.loads(payload)
+    records = []
+    for raw in data["records"]:
+        try:
+            records.append(MeasurementRecord.model_validate(raw))
+        except ValidationError as exc:
+            fields = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            records.append(failure_record(workload, device, "error", f"{workload.name} returned a record that can't be stored: {fields}"))
+    return records, float(data["work_s"])
 
 
 def resolve_device(requested: str) -> str:
@@ -123,10 +219,157 @@ def resolve_device(requested: str) -> str:
     """
     from benchlib.backends import torch_backend
 
+    if requested == "cpu":
+        return "cpu"  # always there; no need to import a framework to say so
     try:
         return torch_backend.resolve_device(requested)
     except FrameworkMissing:
         return "cpu" if requested == "auto" else requested
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    source: str
+
+
+def past_durations(folder: Path, size: str) -> dict[str, float]:
+    """Wall seconds per workload in earlier runs at ``size`` in ``folder`` (one machine's); the newest wins."""
+    runs: list[ResultsFile] = []
+    for path in iter_result_paths(folder) if folder.is_dir() else []:
+        try:
+            results = read_results(path, mark_implausible=False)
+        except ResultsError:
+            continue  # an unreadable old file only means one estimate fewer
+        if results.provenance.kind == "measured" and (results.plan.size if results.plan else results.suite) == size:
+            runs.append(results)
+    out: dict[str, float] = {}
+    for results in sorted(runs, key=lambda r: r.created):
+        walls: dict[str, float] = {}
+        for m in results.measurements:
+            if m.duration_s is not None:
+                walls[m.workload] = max(walls.get(m.workload, 0.0), m.duration_s)
+        out.update(walls | (results.plan.wall_s if results.plan else {}))
+    return out
+
+
+def expected_duration(workload: Workload, size: str, history: Mapping[str, float], startup_s: float) -> Estimate:
+    if workload.name in history:
+        return Estimate(history[workload.name], "its last run on this machine")
+    own = workload.expected_s.get(size)
+    if own is not None:
+        return Estimate(own + startup_s, f"the workload's expected {size} time plus {startup_s:.0f} s start-up")
+    return Estimate(FALLBACK_EXPECTED_S[size] + startup_s, f"benchlib's default for a {size} workload; no earlier run here")
+
+
+def _finished(results: ResultsFile) -> set[str]:
+    # A workload is finished once its wall time is recorded: that happens in the same write as its records.
+    return set(results.plan.wall_s) if results.plan else set()
+
+
+def unfinished(results: ResultsFile) -> list[str]:
+    """The planned workloads that haven't finished, in plan order (skipped for the budget included)."""
+    done = _finished(results)
+    return [name for name in results.plan.workloads if name not in done] if results.plan else []
+
+
+def _is_complete(results: ResultsFile) -> bool:
+    return results.plan is not None and set(results.plan.workloads) <= _finished(results)
+
+
+def _write_stderr(workload: Workload, output: str) -> None:
+    sys.stderr.write(output)
+
+
+def _execute(
+    results: ResultsFile,
+    path: Path,
+    pending: Sequence[Workload],
+    *,
+    machine: Machine,
+    budget_s: float | None,
+    isolate: bool,
+    on_start: Callable[[Workload], None],
+    on_done: Callable[[Workload, list[MeasurementRecord]], None],
+    on_output: Callable[[Workload, str], None],
+) -> RunOutcome:
+    from benchlib.isolation import run_isolated
+
+    assert results.plan is not None
+    plan = results.plan
+    resolved = resolve_device(plan.device)
+    history = past_durations(path.parent, plan.size)
+    extra_modules = load_workload_modules()
+    started = time.perf_counter()
+    per_workload: dict[str, float] = {}
+    overhead: dict[str, float] = {}
+    unwritten = False
+    for workload in pending:
+        startup = (sum(overhead.values()) / len(overhead)) if overhead else (STARTUP_GUESS_S if isolate else 0.0)
+        if budget_s is not None:
+            left = budget_s - (time.perf_counter() - started)
+            estimate = expected_duration(workload, plan.size, history, startup)
+            if estimate.seconds > left:
+                skip = failure_record(
+                    workload, resolved, "skipped",
+                    f"{workload.name}: not started: expected to take {estimate.seconds:.0f} s ({estimate.source}), "
+                    f"but {max(left, 0):.0f} s of the {budget_s:g} s budget were left",
+                    skip_reason="budget",
+                )
+                results.measurements = [m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"]
+                results.measurements.append(skip)
+                unwritten = True
+                on_done(workload, [skip])
+                continue
+        on_start(workload)
+        ctx = RunContext(device=resolved, machine=machine, size=plan.size)
+        t0 = time.perf_counter()
+        if isolate:
+            child = run_isolated(
+                _workload_in_child, workload.name, ctx, plan.device, extra_modules,
+                preload=preload_modules(pending),
+            )
+            if child.output:
+                on_output(workload, child.output)
+            if child.result is None:
+                message = f"{workload.name}: {child.describe_crash()}"
+                records, work_s = [failure_record(workload, resolved, "error", message, crash=child.crash())], child.wall_s
+            else:
+                records, work_s = _storable(workload, resolved, child.result)
+        else:
+            records, work_s = _storable(workload, resolved, _timed_json(workload, ctx, plan.device))
+        wall = time.perf_counter() - t0
+        per_workload[workload.name] = wall
+        if isolate:
+            overhead[workload.name] = max(wall - work_s, 0.0)
+        records = [r.model_copy(update={"duration_s": work_s}) if r.duration_s is None else r for r in records]
+        results.measurements = [m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"]
+        results.measurements.extend(records)
+        plan.wall_s[workload.name] = wall
+        results.complete = _is_complete(results)
+        write_results(results, path)
+        unwritten = False
+        on_done(workload, records)
+    if unwritten or results.complete != _is_complete(results):
+        results.complete = _is_complete(results)
+        write_results(results, path)
+    return RunOutcome(
+        path=path, results=results, wall_s=time.perf_counter() - started, per_workload_s=per_workload, overhead_s=overhead,
+    )
+
+
+def _check_isolatable(workloads: Sequence[Workload]) -> None:
+    load_workload_modules()
+    for w in workloads:
+        try:
+            registered = get(w.name)
+        except KeyError:
+            registered = None
+        if registered is not w:
+            raise ValueError(
+                f"workload {w.name!r} is not in the registry, so an isolated child can't find it; register it "
+                f"in a module listed in ${WORKLOAD_MODULES_ENV}, or run with isolate=False"
+            )
 
 
 def run_suite(
@@ -136,30 +379,107 @@ def run_suite(
     device: str,
     machine: Machine,
     out_dir: Path,
+    budget_s: float | None = None,
+    isolate: bool = False,
     on_start: Callable[[Workload], None] = lambda w: None,
     on_done: Callable[[Workload, list[MeasurementRecord]], None] = lambda w, r: None,
+    on_output: Callable[[Workload, str], None] = _write_stderr,
 ) -> RunOutcome:
-    """Run ``workloads`` on ``device`` and write ``out_dir/<machine id>/<run id>.json`` after each one."""
-    resolved = resolve_device(device)
-    started = time.perf_counter()
+    """Run ``workloads`` on ``device`` and write ``out_dir/<machine id>/<run id>.json`` after each one.
+
+    The file is written once before the first workload (so a kill at any point leaves a file that
+    `resume_run` can finish) and then once per workload: one rename each, which keeps a run on a
+    slow mount like Google Drive cheap. ``isolate`` runs each workload in its own process.
+    """
+    if isolate:
+        _check_isolatable(workloads)
+    resolve_device(device)
     now = datetime.now(timezone.utc)
     results = ResultsFile(
         run_id=new_run_id(now), created=now, benchlib_version=benchlib.__version__,
         methodology_version=benchlib.METHODOLOGY_VERSION, suite=suite, machine=machine,
+        plan=RunPlan(workloads=[w.name for w in workloads], size=suite, device=device, isolated=isolate),
     )
     path = Path(out_dir) / machine.id / f"{results.run_id}.json"
+    results.complete = _is_complete(results)
     write_results(results, path)
-    per_workload: dict[str, float] = {}
-    for workload in workloads:
-        on_start(workload)
-        t0 = time.perf_counter()
-        records = run_workload(workload, RunContext(device=resolved, machine=machine, size=suite), device)
-        elapsed = time.perf_counter() - t0
-        per_workload[workload.name] = elapsed
-        records = [r.model_copy(update={"duration_s": elapsed}) if r.duration_s is None else r for r in records]
-        results.measurements.extend(records)
-        write_results(results, path)
-        on_done(workload, records)
-    results.complete = True
-    write_results(results, path)
-    return RunOutcome(path=path, results=results, wall_s=time.perf_counter() - started, per_workload_s=per_workload)
+    return _execute(
+        results, path, workloads, machine=machine, budget_s=budget_s, isolate=isolate,
+        on_start=on_start, on_done=on_done, on_output=on_output,
+    )
+
+
+def find_resumable(target: Path, machine_id: str) -> Path:
+    """The results file ``target`` names, or the one unfinished run of this machine in folder ``target``."""
+    target = Path(target)
+    if target.is_file():
+        return target
+    if not target.is_dir():
+        raise ResumeError(f"{target}: no such results file or folder")
+    found = []
+    for path in iter_result_paths(target):
+        try:
+            results = read_results(path, mark_implausible=False)
+        except ResultsError:
+            continue
+        if not results.complete and results.plan is not None and results.machine.id == machine_id:
+            found.append(path)
+    if not found:
+        raise ResumeError(f"{target} holds no unfinished run of this machine ({machine_id}); start one with `benchlib run`")
+    if len(found) > 1:
+        listing = ", ".join(str(p) for p in found)
+        raise ResumeError(f"{target} holds {len(found)} unfinished runs of this machine: {listing}; pass the one to resume")
+    return found[0]
+
+
+def _software_differences(before: Machine, now: Machine) -> list[str]:
+    old = before.software.model_dump() if before.software else {}
+    new = now.software.model_dump() if now.software else {}
+    return [f"{k} {old.get(k)} -> {new.get(k)}" for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+
+
+def resumable(path: Path, machine: Machine) -> ResultsFile:
+    """The unfinished run in ``path``, if this machine may finish it; ResumeError says why not."""
+    results = read_results(path)
+    if results.provenance.kind != "measured" or results.plan is None:
+        raise ResumeError(f"{path} is not a run benchlib can resume (it has no run plan: reported, or written by an older benchlib)")
+    if results.complete:
+        raise ResumeError(f"{path}: this run is already complete; nothing to resume")
+    if results.machine.id != machine.id:
+        raise ResumeError(
+            f"{path} was measured on {results.machine.label} ({results.machine.id}), but this machine is "
+            f"{machine.label} ({machine.id}); one run holds one machine's numbers, so start a new run here"
+        )
+    changed = _software_differences(results.machine, machine)
+    if changed:
+        raise ResumeError(f"{path}: the software changed since this run started ({', '.join(changed)}); start a new run")
+    return results
+
+
+def resume_run(
+    path: Path,
+    *,
+    machine: Machine,
+    budget_s: float | None = None,
+    isolate: bool = False,
+    on_start: Callable[[Workload], None] = lambda w: None,
+    on_done: Callable[[Workload, list[MeasurementRecord]], None] = lambda w, r: None,
+    on_output: Callable[[Workload, str], None] = _write_stderr,
+) -> RunOutcome:
+    """Finish a killed or budget-cut run: run only its unfinished workloads, in the same file.
+
+    Finished workloads (including those that failed or were skipped for a missing framework)
+    are kept as they are; those skipped for the budget and the one a kill interrupted run now.
+    """
+    path = Path(path)
+    results = resumable(path, machine)
+    load_workload_modules()
+    pending = [get(name) for name in unfinished(results)]
+    if isolate:
+        _check_isolatable(pending)
+    remove_stale_temp_files(path)
+    results.plan.isolated = results.plan.isolated and isolate
+    return _execute(
+        results, path, pending, machine=machine, budget_s=budget_s, isolate=isolate,
+        on_start=on_start, on_done=on_done, on_output=on_output,
+    )

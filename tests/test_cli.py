@@ -12,7 +12,7 @@ runner = CliRunner()
 def test_help_explains_every_command():
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("probe", "list", "run", "show", "validate"):
+    for command in ("probe", "list", "run", "show", "validate", "import"):
         assert command in result.output
 
 
@@ -59,6 +59,8 @@ def test_run_only_writes_a_valid_file_then_show_and_validate(tmp_path):
     (path,) = tmp_path.rglob("*.json")
     saved = read_results(path)
     assert saved.complete and [m.workload for m in saved.measurements] == ["bandwidth"]
+    assert saved.plan.isolated and saved.plan.workloads == ["bandwidth"] and saved.plan.wall_s["bandwidth"] > 0
+    assert "process isolation:" in result.output
     shown = runner.invoke(app, ["show", str(path)])
     assert shown.exit_code == 0 and "measured by benchlib" in shown.output
     validated = runner.invoke(app, ["validate", str(tmp_path)])
@@ -81,3 +83,46 @@ def test_validate_with_nothing_to_check_is_a_usage_error(tmp_path):
 def test_schema_prints_json_schema():
     result = runner.invoke(app, ["schema"])
     assert json.loads(result.stdout)["title"] == "ResultsFile"
+
+
+def test_run_without_isolation_in_process(tmp_path):
+    result = runner.invoke(app, ["run", "--only", "bandwidth", "--no-isolate", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    (path,) = tmp_path.rglob("*.json")
+    assert read_results(path).plan.isolated is False
+    assert "process isolation" not in result.output
+
+
+def test_resume_of_a_missing_path_is_a_usage_error(tmp_path):
+    result = runner.invoke(app, ["run", "--resume", str(tmp_path / "nope")])
+    assert result.exit_code == 2
+    assert "no such results file or folder" in result.output and "Traceback" not in result.output
+
+
+def test_resume_of_an_invalid_file_names_it(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    result = runner.invoke(app, ["run", "--resume", str(bad)])
+    assert result.exit_code == 2 and "bad.json" in result.output and "not valid JSON" in result.output
+
+
+def test_negative_budget_is_a_usage_error():
+    assert runner.invoke(app, ["run", "--budget", "-5"]).exit_code == 2
+
+
+def test_validate_lists_implausible_values_without_failing(tmp_path):
+    from datetime import datetime, timezone
+
+    from benchlib.results.schema import MeasurementRecord, Metric, ResultsFile, Software
+    from benchlib.results.store import write_results
+
+    results = ResultsFile(
+        run_id="r1", created=datetime(2026, 11, 21, tzinfo=timezone.utc), benchlib_version="0.1.0", methodology_version="1",
+        machine=Machine(id="m", label="m", software=Software()),
+        measurements=[MeasurementRecord(workload="w", framework="torch", device="cpu", value=-2.0,
+                                        metric=Metric(name="time", unit="ms", higher_is_better=False))],
+    )
+    write_results(results, tmp_path / "r1.json")
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "implausible" in result.output and "measurements.0.value: -2 ms is not a possible time" in result.output

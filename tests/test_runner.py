@@ -108,3 +108,109 @@ def test_run_killed_midway_leaves_a_valid_file(tmp_path):
     assert saved.measurements
     assert all(m.status == "ok" for m in saved.measurements)
     assert not saved.complete
+
+
+# Isolation: each workload in its own process (tests/benchlib_test_workloads.py has the crashers).
+
+TINY_MODULE = "benchlib_test_workloads"
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """The tiny test workloads, registered in a copy of the registry that is dropped after the test."""
+    import importlib
+
+    from benchlib import workloads
+
+    monkeypatch.setattr(workloads, "_REGISTRY", dict(workloads.all_workloads()))
+    monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", TINY_MODULE)
+    module = sys.modules.get(TINY_MODULE)
+    return importlib.reload(module) if module else importlib.import_module(TINY_MODULE)
+
+
+def test_a_workload_that_kills_its_interpreter_is_an_error_and_the_run_goes_on(tmp_path, machine, tiny):
+    from benchlib.runner import select_workloads
+
+    names = ["tiny-1", "tiny-segfault", "tiny-exit", "tiny-sigkill", "tiny-2"]
+    outcome = run_suite(select_workloads("quick", names), suite="quick", device="cpu", machine=machine,
+                        out_dir=tmp_path, isolate=True, on_output=lambda w, text: None)
+    saved = read_results(outcome.path)
+    assert saved.complete and saved.plan.isolated
+    by_name = {m.workload: m for m in saved.measurements}
+    assert by_name["tiny-1"].status == by_name["tiny-2"].status == "ok"
+    segv = by_name["tiny-segfault"]
+    assert segv.status == "error" and segv.crash.signal == "SIGSEGV" and segv.crash.exit_code == -signal.SIGSEGV
+    # faulthandler's stack names the workload's own frame, and the message says where it died.
+    assert any("_segfault" in line for line in segv.crash.stderr_tail)
+    assert "killed by SIGSEGV; it crashed in" in segv.message and "string_at" in segv.message
+    code3 = by_name["tiny-exit"]
+    assert code3.status == "error" and code3.crash.exit_code == 3 and code3.crash.signal is None
+    assert code3.crash.stderr_tail == ["line one", "fatal: giving up with code 3"]
+    assert "exited with code 3 before reporting a result; last output: fatal: giving up with code 3" in code3.message
+    killed = by_name["tiny-sigkill"]
+    assert killed.crash.signal == "SIGKILL" and "out-of-memory killer" in killed.message
+    assert {m.workload for m in outcome.failed} == {"tiny-segfault", "tiny-exit", "tiny-sigkill"}
+    assert set(outcome.overhead_s) == set(names) and all(v >= 0 for v in outcome.overhead_s.values())
+    # duration_s is the workload's own time, not the child's start-up.
+    assert by_name["tiny-1"].duration_s < outcome.per_workload_s["tiny-1"]
+
+
+def test_isolated_and_in_process_records_agree(tmp_path, machine, tiny):
+    from benchlib.runner import select_workloads
+
+    workloads = select_workloads("quick", ["tiny-1"])
+    inside = run_suite(workloads, suite="quick", device="cpu", machine=machine, out_dir=tmp_path / "in")
+    child = run_suite(workloads, suite="quick", device="cpu", machine=machine, out_dir=tmp_path / "iso", isolate=True)
+    strip = lambda r: r.model_dump(exclude={"duration_s"})  # noqa: E731
+    assert [strip(r) for r in inside.results.measurements] == [strip(r) for r in child.results.measurements]
+
+
+def test_isolation_needs_registered_workloads(tmp_path, machine):
+    with pytest.raises(ValueError, match="not in the registry"):
+        run_suite([fake_workload("ok", ok)], suite="quick", device="cpu", machine=machine, out_dir=tmp_path, isolate=True)
+
+
+def test_a_record_that_cannot_be_stored_becomes_an_error(tmp_path, machine):
+    def nan(ctx):
+        return [MeasurementRecord(workload="nan", framework="torch", device="cpu", metric=METRIC, value=float("nan"))]
+
+    outcome = run_suite([fake_workload("nan", nan), fake_workload("ok", ok)], suite="quick", device="cpu",
+                        machine=machine, out_dir=tmp_path)
+    saved = read_results(outcome.path)
+    first, second = saved.measurements
+    # NaN is caught by the plausibility check first: kept as 'invalid', which JSON can carry as null.
+    assert first.status == "invalid" and first.value is None and "not a finite number" in first.message
+    assert second.status == "ok"
+
+
+def test_plausibility_applies_to_new_measurements(machine):
+    zero = check(record(value=0.0, peak=None, device="cpu"), "cpu", machine)
+    assert zero.status == "invalid" and "not a possible rate" in zero.message
+    gpu_named = check(record(device="cpu", device_name="Tesla T4", peak=None), "auto", machine)
+    assert gpu_named.status == "invalid" and "names the GPU 'Tesla T4'" in gpu_named.message
+
+
+def test_cli_run_budget_skips_and_reports_resume(tmp_path):
+    env = os.environ | {"PYTHONPATH": str(Path(__file__).parent), "BENCHLIB_WORKLOAD_MODULES": TINY_MODULE}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchlib.cli", "run", "--only", "tiny-slow", "--only", "tiny-1", "--budget", "1",
+         "--out", str(tmp_path)], env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    (path,) = tmp_path.rglob("*.json")
+    saved = read_results(path)
+    by_name = {m.workload: m for m in saved.measurements}
+    assert by_name["tiny-slow"].skip_reason == "budget" and by_name["tiny-1"].status == "skipped"
+    assert "skipped for the budget" in done.stderr and f"--resume {path}" in " ".join(done.stderr.split())
+
+
+def test_spawned_children_as_on_macos_and_windows(tmp_path, machine, tiny, monkeypatch):
+    from benchlib.isolation import default_start_method
+    from benchlib.runner import select_workloads
+
+    monkeypatch.setenv("BENCHLIB_START_METHOD", "spawn")
+    assert default_start_method() == "spawn"
+    outcome = run_suite(select_workloads("quick", ["tiny-1", "tiny-exit"]), suite="quick", device="cpu", machine=machine,
+                        out_dir=tmp_path, isolate=True, on_output=lambda w, text: None)
+    assert [m.status for m in outcome.results.measurements] == ["ok", "error"]
+    assert outcome.results.measurements[1].crash.exit_code == 3

@@ -10,11 +10,12 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SCHEMA_VERSION = 1
 
 Status = Literal["ok", "oom", "error", "skipped", "invalid"]
+SkipReason = Literal["budget", "framework-missing", "device-unavailable"]
 
 
 class _Model(BaseModel):
@@ -157,6 +158,14 @@ class Telemetry(_Model):
     throttle_reasons: list[str] = Field(default_factory=list)
 
 
+class Crash(_Model):
+    """How a workload's own process ended when it died before reporting (segfault, OOM killer, exit)."""
+
+    exit_code: int | None = Field(None, description="The process's exit code; negative: killed by that signal.")
+    signal: str | None = Field(None, description="e.g. SIGSEGV, SIGKILL.")
+    stderr_tail: list[str] = Field(default_factory=list, description="The last lines it wrote to stderr.")
+
+
 class MeasurementRecord(_Model):
     workload: str
     framework: str
@@ -173,12 +182,31 @@ class MeasurementRecord(_Model):
     efficiency: float | None = Field(None, description="value / peak.")
     telemetry: Telemetry | None = None
     duration_s: float | None = None
+    skip_reason: SkipReason | None = Field(
+        None, description="Why a skipped workload did not run; 'budget' ones run again on `benchlib run --resume`."
+    )
+    crash: Crash | None = None
 
     @model_validator(mode="after")
     def _ok_needs_value(self) -> "MeasurementRecord":
         if self.status == "ok" and self.value is None:
             raise ValueError("a measurement with status 'ok' needs a value")
+        if self.skip_reason is not None and self.status != "skipped":
+            raise ValueError(f"skip_reason is only for status 'skipped', not {self.status!r}")
         return self
+
+
+class RunPlan(_Model):
+    """What a run set out to do, so that `benchlib run --resume` can finish it after a kill."""
+
+    workloads: list[str] = Field(description="Workload names in the order they run.")
+    size: str = Field(description="The size (suite) each workload runs at.")
+    device: str = Field(description="The device as asked for: auto, cpu, cuda or mps.")
+    isolated: bool = Field(True, description="Each workload ran in its own child process.")
+    wall_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="Wall seconds per finished workload, process start-up included; --budget estimates from them.",
+    )
 
 
 class ResultsFile(_Model):
@@ -192,6 +220,15 @@ class ResultsFile(_Model):
     machine: Machine
     provenance: Provenance = Field(default_factory=Provenance)
     measurements: list[MeasurementRecord] = Field(default_factory=list)
+    plan: RunPlan | None = Field(None, description="Set by `benchlib run`; absent in reported and older files.")
+
+    @field_validator("created")
+    @classmethod
+    def _created_is_a_real_date(cls, value: datetime) -> datetime:
+        # Also keeps every date inside what pandas can hold (1677 to 2262) when results are loaded.
+        if not 1970 <= value.year <= 2200:
+            raise ValueError(f"{value.year} is not a plausible year for a benchmark run (1970 to 2200)")
+        return value
 
     @model_validator(mode="after")
     def _measured_needs_machine_details(self) -> "ResultsFile":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -30,7 +31,28 @@ def _describe(error: ValidationError) -> list[str]:
     return out
 
 
-def read_results(path: Path | str) -> ResultsFile:
+def _non_finite(data: object) -> list[str]:
+    """Fields holding NaN or Infinity, which Python's json reads but JSON itself has no way to say."""
+    out = []
+    stack: list[tuple[tuple[str, ...], object]] = [((), data)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((where + (str(k),), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((where + (str(i),), v) for i, v in enumerate(node))
+        elif isinstance(node, float) and not math.isfinite(node):
+            name = "NaN" if math.isnan(node) else "Infinity"
+            out.append(f"field '{'.'.join(where) or '(top level)'}': {name} is not a number JSON can carry")
+    return sorted(out)
+
+
+def read_results(path: Path | str, *, mark_implausible: bool = True) -> ResultsFile:
+    """Read and validate a results file; ResultsError names the file and the field on any problem.
+
+    Values no real run can produce (above the device's peak, zero times, ...) come back marked
+    'invalid' with the reason, unless ``mark_implausible`` is False (to inspect the file as written).
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -42,22 +64,46 @@ def read_results(path: Path | str) -> ResultsFile:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsError(path, [f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
+    except (ValueError, RecursionError) as exc:
+        # json raises these for integers longer than Python's limit and for absurd nesting.
+        raise ResultsError(path, [f"not valid JSON: {type(exc).__name__}: {str(exc)[:200]}"]) from exc
     if not isinstance(data, dict):
         raise ResultsError(path, [f"expected a JSON object at the top level, found {type(data).__name__}"])
+    non_finite = _non_finite(data)
+    if non_finite:
+        raise ResultsError(path, non_finite)
     try:
-        return ResultsFile.model_validate(data)
+        results = ResultsFile.model_validate(data)
     except ValidationError as exc:
         raise ResultsError(path, _describe(exc)) from exc
+    except RecursionError as exc:
+        raise ResultsError(path, ["nested too deeply to be a results file"]) from exc
+    try:
+        # Lone surrogates pass validation but could never be written back (by import or resume).
+        results.model_dump_json()
+    except (ValueError, UnicodeError) as exc:
+        raise ResultsError(path, [f"cannot be stored again as UTF-8 JSON: {str(exc)[:200]}"]) from exc
+    if mark_implausible:
+        from benchlib.results.plausibility import mark
+
+        results = mark(results)
+    return results
 
 
 def write_results(results: ResultsFile, path: Path | str) -> Path:
-    """Write atomically: a temp file in the same folder, fsync, then rename over the target.
+    """Write atomically: a temp file in the same folder, fsync, then one rename over the target.
 
-    A reader (or a run killed mid-write) sees either the old complete file or the new one.
+    A reader (or a run killed mid-write) sees either the old complete file or the new one. The
+    file is checked to read back before it replaces anything, so a value JSON can't carry (NaN
+    becomes null) fails here, loudly, instead of leaving an unreadable file.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = results.model_dump_json(indent=2, exclude_none=True)
+    try:
+        ResultsFile.model_validate_json(payload)
+    except ValidationError as exc:
+        raise ResultsError(path, ["would not read back: " + p for p in _describe(exc)]) from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -68,7 +114,31 @@ def write_results(results: ResultsFile, path: Path | str) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_folder(path.parent)
     return path
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable where the filesystem allows it (Drive's FUSE mount may not)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temp_files(path: Path | str) -> list[Path]:
+    """Delete the temp files a write to ``path`` left behind when its process was killed mid-write."""
+    path = Path(path)
+    stale = sorted(path.parent.glob(f".{path.name}.*.tmp"))
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return stale
 
 
 def iter_result_paths(paths: Iterable[Path | str] | Path | str) -> Iterator[Path]:

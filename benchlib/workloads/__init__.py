@@ -54,6 +54,8 @@ class Workload:
     run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]]
     devices: tuple[str, ...] = ("cpu", "cuda", "mps")
     suites: tuple[str, ...] = SIZES
+    # Seconds one run of a size takes, for `benchlib run --budget` before this machine has run it.
+    expected_s: dict[str, float] = field(default_factory=dict)
 
     def params(self, size: str) -> dict[str, Any]:
         """Parameters for a size; a size a workload doesn't define falls back to the next smaller one."""
