@@ -1,0 +1,105 @@
+"""The "More than one GPU" page's snippets, run as a reader runs them, on this CPU machine.
+
+What needs GPUs or TPU chips gets the smallest stand-in: the DDP script runs as 2 gloo processes
+through the real torchrun, DataParallel is told there are 2 GPUs (and, as torch does without
+CUDA, runs the model as is), MirroredStrategy has its one CPU replica, and the JAX mesh gets 8
+XLA host devices in place of a v5e-8's 8 chips.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from snippet_runner import SNIPPETS, RunSnippet, snippet_env
+
+FOLDER = SNIPPETS / "multi_gpu"
+VENV_BIN = str(Path(sys.executable).parent)  # torchrun and benchlib, as a notebook's PATH has them
+
+
+def commands(name: str) -> list[str]:
+    """The shell lines of a snippet, comments left out."""
+    lines = (FOLDER / name).read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def run_shell(line: str, cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    full = snippet_env(env=env | {"PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", "")})
+    result = subprocess.run(["bash", "-c", line], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{line!r} failed ({result.returncode}):\n{result.stdout}\n{result.stderr[-4000:]}"
+    return result
+
+
+@pytest.mark.slow
+def test_ddp_script_trains_on_two_processes_through_torchrun(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    (tmp_path / "ddp_train.py").write_text((FOLDER / "ddp_train.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (line,) = commands("launch_ddp.sh")
+    out = run_shell(line, tmp_path, {"EPOCHS": "2"}, timeout=600).stdout
+    pattern = r"^epoch (\d): (\d+) samples on (\d) processes in [\d.]+ s \(\d+ samples/s\), loss [\d.]+$"
+    assert re.findall(pattern, out, re.M) == [("0", "4096", "2"), ("1", "4096", "2")]
+    state = torch.load(tmp_path / "model.pt")  # saved once, by rank 0, without DDP's "module." prefix
+    assert not any(key.startswith("module.") for key in state) and "7.weight" in state
+
+
+def test_data_parallel_without_gpus_runs_the_plain_model(run_snippet: RunSnippet) -> None:
+    pytest.importorskip("torch")
+    out = run_snippet("multi_gpu/data_parallel.py").stdout
+    assert out.strip() == "0 GPU(s), Sequential: output (256, 10) on cpu"
+
+
+def test_data_parallel_wraps_the_model_when_there_are_two_gpus(run_snippet: RunSnippet, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    fake = tmp_path / "two-gpus"
+    fake.mkdir()
+    # Only the GPU count is faked; nn.DataParallel then runs the model as it does without CUDA.
+    (fake / "sitecustomize.py").write_text("import torch\ntorch.cuda.device_count = lambda: 2\n")
+    out = run_snippet("multi_gpu/data_parallel.py", env={"PYTHONPATH": str(fake)}).stdout
+    assert out.strip() == "2 GPU(s), DataParallel: output (256, 10) on cpu"
+
+
+@pytest.mark.slow
+def test_keras_mirrored_strategy_trains_with_one_cpu_replica(run_snippet: RunSnippet) -> None:
+    pytest.importorskip("tensorflow")
+    out = run_snippet("multi_gpu/keras_mirrored.py", env={"EPOCHS": "1"}).stdout
+    assert "MirroredStrategy: 1 replica(s) on /job:localhost/replica:0/task:0/device:CPU:0" in out
+    assert re.search(r"^32/32 - .* - loss: [\d.]+$", out, re.M), out  # 4096 samples / batch 128, one epoch
+
+
+def test_jax_data_parallel_splits_the_batch_over_eight_devices(run_snippet: RunSnippet) -> None:
+    pytest.importorskip("jax")
+    eight = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    first = run_snippet("multi_gpu/jax_data_parallel.py", env=eight | {"STEPS": "1"}).stdout
+    later = run_snippet("multi_gpu/jax_data_parallel.py", env=eight | {"STEPS": "30"}).stdout
+    assert first.startswith("8 cpu device(s), cpu\n")
+    assert "each batch split over 8 devices, weights copied to 8" in later
+
+    def loss(out: str) -> float:
+        return float(re.search(r"^loss ([\d.]+);", out, re.M).group(1))
+
+    assert loss(later) < loss(first)  # the replicas learn together
+
+
+@pytest.mark.slow
+def test_measure_commands_write_scaling_results(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    from benchlib.results.store import read_results
+
+    out = tmp_path / "results"
+    for line in commands("measure.sh"):
+        # --size standard is sized for Kaggle's GPUs and TPU; quick runs the same code here in seconds.
+        args = shlex.split(line.replace("--size standard", "--size quick")) + ["--out", str(out)]
+        run_shell(shlex.join(args), tmp_path, {}, timeout=900)
+    files = sorted(out.rglob("*.json"))
+    assert len(files) == 2
+    for path, framework in zip(files, ("torch", "jax")):
+        records = read_results(path).measurements
+        train = {r.params["world_size"]: r for r in records if r.workload == "dp-train"}
+        assert sorted(train) == [1, 2] and all(r.status == "ok" and r.framework == framework for r in train.values())
+        assert [r.workload for r in records].count("dp-scaling") == 1

@@ -1,0 +1,111 @@
+"""The scaling chart block of the "More than one GPU" page, from results files on disk.
+
+The throughput values below are test inputs, not measurements: the block must chart valid
+efficiencies, list invalid ones with their reason, and say how to measure when there are none.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from benchlib.distributed.launch import check, scaling_record, train_record
+from benchlib.distributed.report import WorkerReport
+from benchlib.distributed.topology import Interconnect
+from benchlib.results.load import load_results
+from benchlib.results.schema import ResultsFile
+from benchlib.results.store import write_results
+from benchlib.site.scaling import chart_spec, make_chart, scaling_html, scaling_rows
+from benchlib.site.sources import SiteData
+
+pytest.importorskip("altair")
+pytest.importorskip("vl_convert")
+
+PCIE = Interconnect("pcie", "PCIe, through the CPU's PCIe host bridge (GPUs [0, 1])")
+
+
+def launch_records(machine, one_s: float, two_s: float) -> list:
+    """dp-train for 1 and 2 GPUs with these step times, and the dp-scaling record between them."""
+    def report(world: int, step_s: float) -> WorkerReport:
+        return WorkerReport(
+            engine="torch", framework="torch", framework_version="2.x", launcher="torchrun", backend="nccl",
+            device="cuda", device_names=["Tesla T4"] * world, world_size=world, per_device_batch=128,
+            warmup_steps=10, warmup_s=2.0, steps_per_sample=5, sample_times_s=[step_s] * 3, sync="torch.cuda.synchronize",
+            loss_first=2.3, loss_last=1.2, replicas_in_sync=True,
+        )
+
+    one, two = (train_record(report(w, s), PCIE, None, "standard") for w, s in ((1, one_s), (2, two_s)))
+    return [one, two, check(scaling_record(one, two), "cuda", machine)]
+
+
+def write(folder: Path, machine, records, run_id: str) -> None:
+    results = ResultsFile(run_id=run_id, created=datetime(2026, 11, 20, tzinfo=timezone.utc), benchlib_version="0.1.0",
+                          methodology_version="1", suite="standard", complete=True, machine=machine, measurements=records)
+    write_results(results, folder / machine.id / f"{run_id}.json")
+
+
+def data(folder: Path) -> SiteData:
+    return SiteData(frame=load_results(folder), results_dir=folder, build_files=frozenset())
+
+
+@pytest.fixture
+def kaggle(machine):
+    return machine.model_copy(update={"id": "kaggle-2x-tesla-t4-0000", "label": "Kaggle · 2× Tesla T4 <b>"})
+
+
+def test_no_results_gives_the_how_to_note(tmp_path):
+    out = scaling_html(data(tmp_path))
+    assert "No multi-device measurements yet" in out and "benchlib launch" in out and "GPU T4 x2" in out
+    assert "<figure" not in out
+
+
+def test_valid_efficiency_is_charted_with_spec_fallback_and_table(tmp_path, kaggle):
+    write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.125), "20261120T000000Z-aaaaaa")
+    rows = scaling_rows(load_results(tmp_path))
+    (row,) = rows.itertuples()
+    assert row.value == pytest.approx(0.8) and row.speedup == pytest.approx(1.6)
+    assert (row.engine, row.backend, row.interconnect, row.world_size) == ("torch", "nccl", "pcie", 2)
+    assert row.setup == "Kaggle · 2× Tesla T4 <b> · PyTorch DDP · 2 devices" and row.label == "80% (1.60× speedup)"
+
+    out = scaling_html(data(tmp_path))
+    view = re.search(r'class="bench-chart__view"[^>]*data-spec="([^"]*)"', out)
+    assert json.loads(html.unescape(view.group(1))) == chart_spec(rows)
+    assert '<div class="bench-chart__fallback"' in out and "<svg" in out
+    assert "Kaggle · 2× Tesla T4 &lt;b&gt;" in out and "<b>" not in out  # labels are data, never markup
+    assert "<td>80.0%</td>" in out and "<td>1.60</td>" in out
+    assert "not drawn" not in out
+
+
+def test_chart_spec_is_valid_vega_lite_with_a_linear_rule(tmp_path, kaggle):
+    write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.125), "20261120T000000Z-aaaaaa")
+    spec = make_chart(scaling_rows(load_results(tmp_path))).to_dict(validate=True)
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["bar", "text", "rule", "text"]
+    assert spec["layer"][0]["encoding"]["x"]["axis"]["format"] == "%"
+    datasets = spec["datasets"].values()
+    assert [{"at": 1.0, "what": "linear"}] in list(datasets)
+
+
+def test_faster_than_linear_is_listed_not_drawn(tmp_path, kaggle):
+    write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.125), "20261120T000000Z-aaaaaa")
+    write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.05), "20261120T010000Z-bbbbbb")
+    rows = scaling_rows(load_results(tmp_path))
+    assert sorted(rows["status"]) == ["invalid", "ok"]
+    out = scaling_html(data(tmp_path))
+    assert "1 measurement(s) marked invalid are not drawn" in out
+    spec = chart_spec(rows)
+    (plotted,) = [d for d in spec["datasets"].values() if d and "setup" in d[0]]
+    assert [d["value"] for d in plotted] == [pytest.approx(0.8)]
+    assert "<td>200.0%</td>" in out and "scaling efficiency" in out  # kept, with the reason
+
+
+def test_only_invalid_results_say_so(tmp_path, kaggle):
+    write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.05), "20261120T010000Z-bbbbbb")
+    out = scaling_html(data(tmp_path))
+    assert "No valid multi-device measurements yet" in out and "1 scaling measurement(s), all marked invalid" in out
+    assert "<figure" not in out and "<table>" in out
