@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.results.store import validate_paths
+from benchlib.results.store import read_results, validate_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "site"
@@ -53,7 +53,7 @@ def project(tmp_path_factory) -> Path:
 
 def test_every_site_snippet_is_on_a_page_and_tested():
     pages = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
-    tested = {"measure.sh", "build.sh", "serve.sh"}
+    tested = {"measure.sh", "build.sh", "serve.sh", "resume.sh"}
     for snippet in SNIPPETS.iterdir():
         assert f'--8<-- "snippets/site/{snippet.name}"' in pages, f"{snippet.name} is on no page"
         assert snippet.name in tested, f"{snippet.name} has no test here"
@@ -101,3 +101,16 @@ def test_serve_answers_on_its_address(project):
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # the session started above: bash and its mkdocs
         server.wait(timeout=30)
+
+
+def test_resume_snippet_finishes_a_budget_cut_run(tmp_path):
+    """A zero budget skips every workload; the resume line then runs them into the same file."""
+    out = tmp_path / "drive"
+    result = run_snippet("resume.sh", tmp_path, OUT=str(out), SUITE="quick", BUDGET="0")
+    assert result.returncode == 0, result.stdout + result.stderr
+    good, bad = validate_paths([out])
+    assert not bad and len(good) == 1
+    finished = read_results(good[0])
+    assert finished.complete
+    assert {m.workload for m in finished.measurements} >= {"matmul", "conv2d", "bandwidth"}
+    assert all(m.status == "ok" for m in finished.measurements), [m.message for m in finished.measurements]
