@@ -1,0 +1,179 @@
+"""The buying guide's blocks render from data and results, escape what they show, and the page types no numbers."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchlib.fit.predict import Predictor, memory_limit
+from benchlib.fit.search import SearchResult, TrialOutcome, TrialRequest, write_search
+from benchlib.results.load import load_results
+from benchlib.results.schema import Accelerators, GPUInfo, Machine, MeasurementRecord, Metric, Provenance, ResultsFile, Software
+from benchlib.results.store import write_results
+from benchlib.site import fit as blocks
+from benchlib.specs import find_accelerator
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "gpus" / "buying-guide.md"
+HOSTILE = "<script>window.__xss=1</script>"
+SMALL_GPUS = ("T4", "V100 SXM2 16GB", "V100 PCIe 16GB", "A100 40GB SXM")
+
+
+@pytest.fixture(scope="module")
+def frame():
+    """Predictions as the blocks receive them; the batch sizes are test inputs, distinct per cell."""
+    rows = [
+        {"model": model, "dtype": dtype, "gpu": gpu, "usable_bytes": blocks.gpu_memory(gpu).usable_bytes,
+         "max_batch": 0 if (model, gpu) == ("gpt2_small", "T4") and dtype == "fp32" else 1000 * i + 10 * j + k}
+        for i, model in enumerate(blocks.MATRIX_MODELS)
+        for j, dtype in enumerate(blocks.MATRIX_DTYPES)
+        for k, gpu in enumerate(SMALL_GPUS)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_predictions_agree_with_a_verified_prediction_per_gpu(tmp_path):
+    frame = blocks.predictions(models=("unet",), dtypes=("fp16",), gpus=("T4", "A100 40GB SXM"), size="small", cache=tmp_path)
+    for _, row in frame.iterrows():
+        verified = Predictor("unet", dtype="fp16", size="small", foreach=True).predict(blocks.gpu_memory(row["gpu"]))
+        assert row["max_batch"] == verified.max_batch > 0
+
+
+def chart_spec(html: str) -> dict:
+    return json.loads(unescape(re.search(r'class="bench-chart__view"[^>]*data-spec="([^"]*)"', html).group(1)))
+
+
+def test_matrix_shows_every_prediction_in_its_cell(frame):
+    html = blocks.what_fits(frame)
+    for _, row in frame.iterrows():
+        if row["gpu"] == "V100 SXM2 16GB":
+            continue  # shares the row of the PCIe card, which has the same usable memory
+        cell = re.search(rf'<td data-model="{row["model"]}" data-gpu="{re.escape(row["gpu"])}">(.*?)</td>', html).group(1)
+        shown = re.search(rf'<span data-dtype="{row["dtype"]}"[^>]*>([^<]*)</span>', cell).group(1)
+        assert shown == ("✗" if row["max_batch"] == 0 else f"{row['max_batch']:,}")
+
+
+def test_gpus_with_the_same_usable_memory_share_a_row(frame):
+    html = blocks.what_fits(frame)
+    assert 'data-gpus="V100 PCIe 16GB, V100 SXM2 16GB"' in html
+    assert html.count("<tr data-gpus=") == 3
+
+
+def test_matrix_marks_unverified_and_estimated_memory_and_states_its_assumptions(frame):
+    html = blocks.what_fits(frame)
+    t4_row = re.search(r'<tr data-gpus="T4">.*?</tr>', html).group(0)
+    status = find_accelerator("T4").usable_memory_gb.status
+    assert (status in t4_row) if status != "verified" else "fg-badge" not in t4_row
+    a100_row = re.search(r'<tr data-gpus="A100 40GB SXM">.*?</tr>', html).group(0)
+    assert "estimated by rule" in a100_row
+    assert "not yet checked against a GPU run" in html and "issues/109888" in html
+
+
+def test_a_model_that_does_not_fit_is_marked(frame):
+    none_fit = frame.assign(max_batch=0)
+    cells = re.findall(r'<span data-dtype="fp\d+"[^>]*>([^<]*)</span>', blocks.what_fits(none_fit))
+    assert cells and set(cells) == {"✗"}
+
+
+def test_recommendation_tables_use_the_predictions_and_dated_prices(frame):
+    free = blocks.free_tiers(frame)
+    t4 = frame[(frame["gpu"] == "T4") & (frame["dtype"] == "fp16")].set_index("model")["max_batch"]
+    for model, batch in t4.items():
+        assert f'<td data-model="{model}">{batch:,}</td>' in free
+    assert "Colab" in free and "Kaggle" in free
+    rent = blocks.rent_table(frame)
+    cheapest_t4 = blocks.cloud_prices("T4")[0]
+    assert cheapest_t4.provider in rent and cheapest_t4.as_of in rent
+
+
+def test_lambda_throughput_figure_has_chart_fallback_table_and_source():
+    html = blocks.resnet50_throughput()
+    reported = load_results(sorted(blocks.REPORTED_DIR.glob("lambda-dlbench-*.json")))
+    assert '<figure class="bench-chart"' in html and "<svg" in html
+    spec = chart_spec(html)
+    assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+    for name in set(reported["device_name"]):
+        assert name in html
+    assert reported["source_url"].iloc[0] in html and "Reported" in html
+
+
+def test_price_performance_divides_reported_throughput_by_each_dated_price():
+    html = blocks.price_performance()
+    reported = load_results(sorted(blocks.REPORTED_DIR.glob("lambda-dlbench-*.json")))
+    row = reported[(reported["device_name"] == "A10") & (reported["dtype"] == "fp16")].iloc[0]
+    price = blocks.cloud_prices("A10")[0]
+    assert f"{row['value'] * 3600 / price.usd_per_hour:,.0f}" in html
+    assert price.as_of in html
+
+
+def test_bandwidth_chart_leaves_out_unverified_peaks_but_lists_them():
+    html = blocks.bandwidth_vs_compute()
+    spec = chart_spec(html)
+    plotted = {d["GPU"] for d in spec["datasets"][next(iter(spec["datasets"]))]}
+    a10g = find_accelerator("A10G")
+    assert a10g.fp16_tensor_tflops.status == "unverified" and "A10G" not in plotted
+    assert "<td>A10G</td>" in html
+
+
+def test_lambda_2020_names_exactly_the_gpus_that_fit_every_model():
+    html = blocks.lambda_2020()
+    frame = load_results(sorted(blocks.REPORTED_DIR.glob("lambda-2020-*.json")))
+    frame = frame[frame["workload"] == "max_batch"]
+    fits_all = [g for g, rows in frame.groupby("device_name") if (rows["status"] == "ok").all()]
+    summary = re.search(r"only (.*?) could train every model", html).group(1)
+    assert sorted(summary.split(", ")) == sorted(fits_all)
+    assert "https://lambdalabs.com/blog/choosing-a-gpu-for-deep-learning" in html
+
+
+def test_advice_shows_each_claim_with_source_date_and_status():
+    html = blocks.advice_history()
+    assert html.count("<li>") >= 6
+    assert "timdettmers.com" in html and "2023-01-30" in html
+    assert "fg-badge--unverified" in html
+
+
+def test_reported_strings_are_escaped(tmp_path, monkeypatch):
+    machine = Machine(id="reported-hostile", label=HOSTILE, accelerators=Accelerators(nvidia=[GPUInfo(index=0, name=HOSTILE, source="reported")]))
+    record = MeasurementRecord(workload="training_throughput", framework="torch", device="cuda", device_name=HOSTILE, dtype="fp16",
+                               params={"model": "resnet50", "precision": "AMP", "batch": 1}, value=10.0,
+                               metric=Metric(name="throughput", unit="images/s", higher_is_better=True))
+    results = ResultsFile(run_id="x", created=datetime(2026, 1, 1, tzinfo=timezone.utc), benchlib_version="0.1.0",
+                          methodology_version="reported", complete=True, machine=machine,
+                          provenance=Provenance(kind="reported", source_url="https://example.org/?a=<b>", as_of=date(2020, 1, 1),
+                                                context=HOSTILE), measurements=[record])
+    write_results(results, tmp_path / "lambda-dlbench-hostile.json")
+    monkeypatch.setattr(blocks, "REPORTED_DIR", tmp_path)
+    html = blocks.resnet50_throughput()
+    assert "<script>window" not in html
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
+
+
+def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))
+    assert "No measured largest batches yet" in blocks.measured_vs_predicted()
+    base = TrialRequest(model="unet", batch=1, size="small", device="cpu", steps=1, memory_limit=16 * 1024**2)
+    trials = [TrialOutcome(batch=b, status="ok" if b <= 40 else "oom", peak_bytes=b * 300_000 if b <= 40 else None)
+              for b in (32, 64, 48, 40, 44, 42, 41)]
+    machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
+    write_search(tmp_path / "results" / "local-test" / "run.json", base, trials, machine=machine, start=32, limit=1000,
+                 result=SearchResult(trials, 40, 41, "oom"))
+    html = blocks.measured_vs_predicted()
+    predicted = Predictor("unet", size="small", foreach=None).predict(memory_limit(16 * 1024**2)).max_batch
+    assert "<td>40</td>" in html and f"<td>{predicted:,}</td>" in html and "capped at 16.0 MiB" in html
+
+
+def test_page_calls_only_existing_blocks_and_types_no_numbers():
+    text = PAGE.read_text(encoding="utf-8")
+    for name in re.findall(r"from benchlib\.site\.fit import (\w+)", text):
+        assert callable(getattr(blocks, name)), name
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    prose = re.sub(r"`[^`]*`", "", prose)
+    prose = re.sub(r"ResNet-50|GPT-2|ViT-B/16|fp16|fp32", "", prose)
+    assert not re.search(r"\d", prose), re.findall(r".{20}\d.{20}", prose)
