@@ -126,7 +126,7 @@ def failure_record(
 
 def run_workload(workload: Workload, ctx: RunContext, requested_device: str) -> list[MeasurementRecord]:
     """Run one workload and return its records; never raises for a workload's own failure."""
-    from benchlib.backends import torch_backend
+    from benchlib.backends import tf_backend, torch_backend
 
     params = workload.params(ctx.size)
     try:
@@ -139,6 +139,8 @@ def run_workload(workload: Workload, ctx: RunContext, requested_device: str) -> 
     except Exception as exc:  # one workload's crash must not end the run
         if workload.framework == "torch" and torch_backend.is_oom(exc):
             torch_backend.empty_cache(ctx.device)
+            return [failure_record(workload, ctx.device, "oom", f"{workload.name}: out of memory: {exc}")]
+        if workload.framework == "tensorflow" and tf_backend.is_oom(exc):
             return [failure_record(workload, ctx.device, "oom", f"{workload.name}: out of memory: {exc}")]
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return [
@@ -181,7 +183,10 @@ def preload_modules(workloads: Sequence[Workload]) -> list[str]:
     """
     modules = dict.fromkeys(w.run.__module__ for w in workloads if w.run.__module__ != "__main__")
     frameworks = dict.fromkeys(m for m in map(_framework_module, workloads) if m in _FORK_SAFE)
-    return ["benchlib.runner", *modules, *frameworks]
+    # triton (pulled in by torchvision and fastai) aborts the process with an LLVM option clash
+    # if TensorFlow was imported first; importing it up front keeps the order safe in every child.
+    first = ["triton"] if importlib.util.find_spec("triton") is not None else []
+    return [*first, "benchlib.runner", *modules, *frameworks]
 
 
 def _workload_in_child(name: str, ctx: RunContext, requested_device: str, modules: list[str]) -> str:

@@ -1,0 +1,238 @@
+"""A transparent score: how many times faster than a stated reference machine, times 100.
+
+For every test in `SCORE_TESTS`, the ratio is reference time / measured time (for a throughput,
+which is 1 / time, that is measured / reference). The score is 100 x the geometric mean of the
+ratios, so the reference machine scores 100 and a machine twice as fast on every test 200.
+The training and inference sub-scores are the same over their own tests.
+
+Unlike ai-benchmark's, a run that lacks a test (skipped, failed, never run) gets no number: the
+score is ``incomplete`` and names what is missing, instead of a geometric mean over fewer tests
+that would mean something else. The reference is a committed results file (`REFERENCE_FILE`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from benchlib.results.schema import MeasurementRecord, ResultsFile
+from benchlib.results.store import read_results
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The standard suite on the 2-core AMD EPYC container (no GPU) this project is developed on;
+# machine id, software and date are inside the file.
+REFERENCE_FILE = Path(__file__).resolve().parents[1] / "results" / "reference" / "local-amd-epyc-d379de7a.json"
+SCALE = 100.0
+
+
+@dataclass(frozen=True)
+class ScoreTest:
+    """One measurement the score uses: the record whose fields and params match these."""
+
+    key: str
+    kind: Literal["training", "inference"]
+    workload: str
+    framework: str
+    metric: str
+    params: Mapping[str, Any]
+    label: str
+    dtype: str = "fp32"
+
+    def matches(self, row: Mapping[str, Any]) -> bool:
+        params = row["params"]
+        return (
+            row["workload"] == self.workload and row["framework"] == self.framework
+            and row["metric"] == self.metric and row["dtype"] == self.dtype
+            and all(params.get(k) == v for k, v in self.params.items())
+        )
+
+
+def _inference(framework: str, model: str) -> tuple[ScoreTest, ScoreTest]:
+    return (
+        ScoreTest(f"{model}-{framework}-b1", "inference", "inference", framework, "latency_p50",
+                  {"model": model, "batch_size": 1}, f"{model} inference, batch 1, median latency ({framework})"),
+        ScoreTest(f"{model}-{framework}-b32", "inference", "inference", framework, "throughput",
+                  {"model": model, "batch_size": 32}, f"{model} inference, batch 32, images/s ({framework})"),
+    )
+
+
+# Parameters are those of the standard suite: the score is defined on a standard-suite run.
+SCORE_TESTS: tuple[ScoreTest, ...] = (
+    ScoreTest("cnn-torch", "training", "cnn_fashion_mnist", "torch", "throughput", {"batch_size": 256},
+              "Fashion-MNIST CNN training, batch 256, samples/s (PyTorch)"),
+    ScoreTest("cnn-tensorflow", "training", "cnn_fashion_mnist", "tensorflow", "throughput", {"batch_size": 256},
+              "Fashion-MNIST CNN training, batch 256, samples/s (Keras on TensorFlow)"),
+    ScoreTest("fastai-resnet34-b64", "training", "fastai_transfer", "fastai", "epoch_time",
+              {"arch": "resnet34", "batch_size": 64, "image_side": 64}, "fastai resnet34 transfer learning, batch 64, time per epoch"),
+    *_inference("torch", "resnet50"),
+    *_inference("torch", "mobilenet_v2"),
+    *_inference("tensorflow", "resnet50"),
+    *_inference("tensorflow", "mobilenet_v2"),
+)
+
+
+@dataclass(frozen=True)
+class Score:
+    """``value`` is None unless every test was measured; ``missing`` says which weren't, and why."""
+
+    value: float | None
+    complete: bool
+    missing: list[str]
+    ratios: dict[str, float]
+    reasons: dict[str, str] = field(default_factory=dict)
+    training: float | None = None
+    inference: float | None = None
+    reference: str = ""
+
+    def __str__(self) -> str:
+        if self.complete:
+            return f"score {self.value:.1f} (training {self.training:.1f}, inference {self.inference:.1f}; reference = 100)"
+        return "incomplete: missing " + ", ".join(f"{k} ({self.reasons[k]})" if k in self.reasons else k for k in self.missing)
+
+
+def _row(r: MeasurementRecord) -> dict[str, Any]:
+    return {"workload": r.workload, "framework": r.framework, "metric": r.metric.name, "dtype": r.dtype,
+            "params": r.params, "value": r.value, "status": r.status, "message": r.message,
+            "higher_is_better": r.metric.higher_is_better}
+
+
+def _lookup(rows: list[dict[str, Any]]) -> tuple[dict[str, tuple[float, bool]], dict[str, str]]:
+    """Per test key: (median of the matching ok values, higher is better); and why others failed."""
+    found: dict[str, tuple[float, bool]] = {}
+    reasons: dict[str, str] = {}
+    for test in SCORE_TESTS:
+        matching = [r for r in rows if test.matches(r)]
+        ok = [r for r in matching if r["status"] == "ok" and r["value"] is not None and r["value"] > 0]
+        if ok:
+            found[test.key] = (statistics.median(r["value"] for r in ok), bool(ok[0]["higher_is_better"]))
+        elif matching:
+            bad = matching[0]
+            reasons[test.key] = f"{bad['status']}: {bad['message']}" if bad["message"] else str(bad["status"])
+        else:
+            # A whole-workload failure is recorded under the workload's registry name, without params.
+            failed = [r for r in rows if r["framework"] == test.framework and r["workload"].startswith(test.workload) and r["status"] != "ok"]
+            if failed:
+                reasons[test.key] = f"{failed[0]['status']}: {failed[0]['message']}"
+    return found, reasons
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def load_reference(path: Path | str = REFERENCE_FILE) -> ResultsFile:
+    """The reference run; ValueError if it lacks a test (then no score could be 100 for it)."""
+    reference = read_results(path)
+    found, _ = _lookup([_row(r) for r in reference.measurements])
+    absent = [t.key for t in SCORE_TESTS if t.key not in found]
+    if absent:
+        raise ValueError(f"reference {path} has no valid measurement for: {', '.join(absent)}")
+    return reference
+
+
+def score(records: Iterable[MeasurementRecord], reference: ResultsFile | None = None) -> Score:
+    """Score one run's records against the reference run."""
+    return _score([_row(r) for r in records], reference or load_reference())
+
+
+def _score(rows: list[dict[str, Any]], reference: ResultsFile) -> Score:
+    ref, _ = _lookup([_row(r) for r in reference.measurements])
+    found, reasons = _lookup(rows)
+    ratios: dict[str, float] = {}
+    for test in SCORE_TESTS:
+        if test.key in found:
+            value, higher_is_better = found[test.key]
+            ref_value = ref[test.key][0]
+            # A throughput is 1 / time, so ref time / measured time = measured / ref throughput.
+            ratios[test.key] = value / ref_value if higher_is_better else ref_value / value
+    missing = [t.key for t in SCORE_TESTS if t.key not in ratios]
+    label = f"{reference.machine.label}, run {reference.run_id}"
+    if missing:
+        return Score(value=None, complete=False, missing=missing, ratios=ratios,
+                     reasons={k: v for k, v in reasons.items() if k in missing}, reference=label)
+
+    def sub(kind: str) -> float:
+        return SCALE * _geomean([ratios[t.key] for t in SCORE_TESTS if t.kind == kind])
+
+    return Score(value=SCALE * _geomean(list(ratios.values())), complete=True, missing=[], ratios=ratios,
+                 training=sub("training"), inference=sub("inference"), reference=label)
+
+
+def score_frame(df: "pd.DataFrame", reference: ResultsFile | None = None) -> "pd.DataFrame":
+    """One score per results file in a `load_results` DataFrame (measured files only).
+
+    Columns: file, machine_label, machine_id, device_name, created, score, training, inference,
+    complete, missing (comma-separated keys).
+    """
+    import pandas as pd
+
+    reference = reference or load_reference()
+    out = []
+    measured = df[df["provenance"] == "measured"]
+    for file, group in measured.groupby("file", sort=False):
+        rows = [
+            {"workload": r.workload, "framework": r.framework, "metric": r.metric, "dtype": r.dtype,
+             "params": json.loads(r.params), "value": r.value, "status": r.status, "message": r.message,
+             "higher_is_better": r.higher_is_better}
+            for r in group.itertuples()
+        ]
+        s = _score(rows, reference)
+        first = group.iloc[0]
+        names = group["device_name"].dropna()
+        out.append({
+            "file": file, "machine_label": first["machine_label"], "machine_id": first["machine_id"],
+            "device_name": names.iloc[0] if len(names) else None, "created": first["created"],
+            "score": s.value, "training": s.training, "inference": s.inference,
+            "complete": s.complete, "missing": ", ".join(s.missing),
+        })
+    return pd.DataFrame(out, columns=["file", "machine_label", "machine_id", "device_name", "created", "score",
+                                      "training", "inference", "complete", "missing"])
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def methodology_markdown(reference: ResultsFile | None = None) -> str:
+    """The formula, the reference machine and the test list, as Markdown for the Methodology page."""
+    reference = reference or load_reference()
+    ref, _ = _lookup([_row(r) for r in reference.measurements])
+    units = {(r.workload, r.framework, r.metric.name): r.metric.unit for r in reference.measurements}
+    machine = reference.machine
+    software = machine.software
+    stack = ", ".join(f"{k} {v}" for k, v in (software.model_dump().items() if software else []) if v and k in ("python", "torch", "tensorflow", "fastai"))
+    lines = [
+        "The **benchlib score** compares a machine with a fixed reference machine on "
+        f"{len(SCORE_TESTS)} tests from the `standard` suite:",
+        "",
+        # Plain HTML rather than LaTeX: the site ships no math renderer (nothing loads from a CDN).
+        "<p class=\"fg-formula\">score = 100 × ( ∏<sub>i=1…n</sub> t<sub>ref,i</sub> / t<sub>i</sub> )<sup>1/n</sup></p>",
+        "",
+        "where t<sub>i</sub> is the machine's time on test i and t<sub>ref,i</sub> the reference machine's. "
+        "For a test measured as a rate (samples/s, images/s) the ratio is measured rate / reference rate, "
+        "which is the same thing. The reference machine scores 100; a machine twice as fast on every test scores 200. "
+        "The training and inference sub-scores use the same formula over their own tests.",
+        "",
+        "A run that is missing any test (skipped, failed, or not run) gets no score: it is shown as "
+        "*incomplete*, with the missing tests named.",
+        "",
+        f"**Reference machine:** {machine.label} (`{machine.id}`), standard suite run `{reference.run_id}` "
+        f"of {reference.created:%Y-%m-%d}" + (f"; {stack}" if stack else "") + ".",
+        "",
+        "| test | kind | workload | framework | measurement | reference value |",
+        "|---|---|---|---|---|---|",
+    ]
+    for t in SCORE_TESTS:
+        params = ", ".join(f"{k}={v}" for k, v in t.params.items())
+        unit = units.get((t.workload, t.framework, t.metric), "")
+        lines.append(
+            f"| `{t.key}` | {t.kind} | `{t.workload}` ({params}) | {t.framework} | {t.label} | {_fmt(ref[t.key][0])} {unit} |"
+        )
+    return "\n".join(lines) + "\n"

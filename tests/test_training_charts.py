@@ -1,0 +1,128 @@
+"""Training, mixed-precision, inference and score charts: valid Vega-Lite, reported beside measured."""
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchlib.results.load import load_results, rows_of
+from benchlib.results.schema import MeasurementRecord, Metric, ResultsFile
+from benchlib.score import SCORE_TESTS
+from benchlib.site import training as tr
+from benchlib.site.sources import SiteData
+
+REPORTED = Path(__file__).parents[1] / "results" / "reported"
+
+
+def rec(workload, framework, metric, unit, value, dtype="fp32", higher=True, **params):
+    return MeasurementRecord(workload=workload, framework=framework, device="cuda", device_name="Tesla T4", dtype=dtype,
+                             params=params, metric=Metric(name=metric, unit=unit, higher_is_better=higher), value=value)
+
+
+def measured_frame(machine, label="Colab · Tesla T4", records=None):
+    records = records or [
+        rec("cnn_fashion_mnist", "torch", "throughput", "samples/s", 5000.0, batch_size=256),
+        rec("cnn_fashion_mnist", "tensorflow", "throughput", "samples/s", 6000.0, batch_size=256),
+        rec("amp", "torch", "speedup", "x", 2.1, dtype="fp16", model="cnn_fashion_mnist"),
+        rec("amp", "tensorflow", "speedup", "x", 1.7, dtype="fp16", model="cnn_fashion_mnist"),
+        rec("fastai_transfer", "fastai", "epoch_time", "s", 30.0, higher=False, batch_size=64, arch="resnet34", image_side=64),
+        rec("fastai_transfer", "fastai", "epoch_time", "s", 20.0, dtype="fp16", higher=False, batch_size=64, arch="resnet34", image_side=64),
+        rec("inference", "torch", "latency_p50", "ms", 8.0, higher=False, model="resnet50", batch_size=1),
+        rec("inference", "torch", "latency_p90", "ms", 9.5, higher=False, model="resnet50", batch_size=1),
+        rec("inference", "torch", "latency_p50", "ms", 40.0, higher=False, model="resnet50", batch_size=32),
+    ]
+    results = ResultsFile(run_id="r", created=datetime(2026, 11, 21, tzinfo=timezone.utc), benchlib_version="0.1.0",
+                          methodology_version="1", suite="standard", machine=machine.model_copy(update={"label": label}),
+                          measurements=records)
+    return pd.DataFrame(rows_of(results, f"results/{label}.json"))
+
+
+@pytest.fixture
+def frame(machine):
+    return pd.concat([measured_frame(machine), load_results(REPORTED)], ignore_index=True)
+
+
+def test_training_chart_puts_the_seeds_reported_rate_beside_measured(frame):
+    rows = tr.training_rows(frame)
+    reported = rows[rows["source"] == "reported"]
+    assert not reported.empty and all("reported" in s.lower() for s in reported["subject"])
+    # Seed 002: 5 epochs x 100 steps x batch 1024 in a reported 120 s on Colab's K80.
+    k80 = reported[reported["subject"].str.contains("K80")].iloc[0]
+    assert k80["value"] == pytest.approx(5 * 100 * 1024 / 120) and "120 s" in k80["derived"]
+    assert set(rows[rows["source"] == "measured"]["setting"]) == {"PyTorch · batch 256", "TensorFlow (Keras) · batch 256"}
+    spec = tr.training_chart(rows).to_dict(validate=True)
+    assert spec["title"]["text"] == "Fashion-MNIST CNN training throughput"
+
+
+def test_speedup_chart_has_amp_fastai_and_the_seeds_reported_fp16(frame):
+    rows = tr.speedup_rows(frame)
+    measured = rows[rows["source"] == "measured"].set_index("setting")["value"]
+    assert measured["PyTorch · fp16"] == 2.1
+    assert measured["fastai to_fp16 · batch 64"] == pytest.approx(30 / 20)
+    reported = rows[rows["source"] == "reported"]
+    # Seed 003: fastai on Colab's K80 at batch 16, fp32 1194 s against fp16 997 s.
+    assert reported[reported["subject"].str.contains("K80")]["value"].iloc[0] == pytest.approx(1194 / 997)
+    spec = tr.speedup_chart(rows).to_dict(validate=True)
+    assert any(layer["mark"]["type"] == "rule" for layer in spec["layer"] if isinstance(layer.get("mark"), dict))
+
+
+def test_latency_chart_shows_batch_one_p50_with_p90(frame):
+    rows = tr.latency_rows(frame)
+    assert len(rows) == 1
+    row = rows.iloc[0]
+    assert (row["value"], row["p90"], row["setting"]) == (8.0, 9.5, "resnet50 · PyTorch")
+    tr.latency_chart(rows).to_dict(validate=True)
+
+
+def test_aibench_scores_are_reported_and_titled_as_another_scale(frame):
+    rows = tr.aibench_rows(frame)
+    assert set(rows["source"]) == {"reported"} and rows["value"].max() == 16289
+    spec = tr.aibench_chart(rows).to_dict(validate=True)
+    assert "not the benchlib score" in spec["title"]["text"]
+
+
+def score_extra(factor):
+    out = []
+    for t in SCORE_TESTS:
+        higher = t.metric == "throughput"
+        unit = "ms" if t.metric.startswith("latency") else "s" if t.metric == "epoch_time" else "u"
+        value = 10.0 * factor if higher else 10.0 / factor
+        out.append(MeasurementRecord(workload=t.workload, framework=t.framework, device="cuda", device_name="Tesla T4",
+                                     dtype=t.dtype, params=dict(t.params), metric=Metric(name=t.metric, unit=unit, higher_is_better=higher),
+                                     value=value))
+    return out
+
+
+def test_score_chart_charts_complete_runs_against_the_reference(machine, monkeypatch):
+    from benchlib import score as score_module
+
+    reference = ResultsFile(run_id="ref", created=datetime(2026, 11, 1, tzinfo=timezone.utc), benchlib_version="0.1.0",
+                            methodology_version="1", suite="standard", machine=machine, measurements=score_extra(1.0))
+    monkeypatch.setattr(score_module, "load_reference", lambda path=None: reference)
+    frame = pd.concat([measured_frame(machine, label="Fast", records=score_extra(3.0)),
+                       measured_frame(machine, label="Partial", records=score_extra(3.0)[1:])], ignore_index=True)
+    rows = tr.score_rows(frame)
+    assert rows.set_index("machine_label").loc["Fast", "score"] == pytest.approx(300)
+    assert not rows.set_index("machine_label").loc["Partial", "complete"]
+    spec = tr.score_chart(rows).to_dict(validate=True)
+    assert [v["machine_label"] for v in spec["datasets"][next(iter(spec["datasets"]))]] == ["Fast"]
+    html = tr.score_html(SiteData(frame=frame, results_dir=Path("results"), build_files=frozenset()))
+    assert "<figure" in html and "incomplete" in html and "Partial" in html
+
+
+def test_blocks_render_figures_with_provenance_and_tables(frame):
+    data = SiteData(frame=frame, results_dir=Path("results"), build_files=frozenset())
+    for block in (tr.training_throughput_html, tr.amp_speedup_html, tr.inference_latency_html, tr.aibench_html):
+        html = block(data)
+        assert html.startswith("<figure") and "<svg" in html and "data-spec=" in html
+        assert "Data behind the chart" in html
+    assert "Reported</strong>" in tr.training_throughput_html(data)
+    assert "Converted from reported figures" in tr.amp_speedup_html(data)
+
+
+def test_empty_results_give_a_note_not_a_crash():
+    empty = load_results([])
+    data = SiteData(frame=empty, results_dir=Path("results"), build_files=frozenset())
+    for block in (tr.training_throughput_html, tr.amp_speedup_html, tr.inference_latency_html):
+        assert "No " in block(data) and "<figure" not in block(data)
