@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 METHODOLOGY_VERSION = "1"
 
-from benchlib import probe  # noqa: E402  (callable: benchlib.probe() describes this machine)
+from benchlib import probe as probe  # noqa: E402  (callable: benchlib.probe() describes this machine)
 
 if TYPE_CHECKING:
     import pandas as pd

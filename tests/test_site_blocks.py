@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from site_samples import CPU, GPU, HOSTILE, HOSTILE_URL, REPORTED, record, results, write_samples
+from site_samples import CPU, HOSTILE, HOSTILE_URL, REPORTED, record, results, write_samples
 
 import benchlib
 from benchlib.charts import KINDS

@@ -56,7 +56,7 @@ def _when(g: pd.DataFrame) -> str:
     return _e(when) + (", during this build" if (g["source"] == BUILD_MACHINE).any() else "")
 
 
-def _provenance(rows: pd.DataFrame) -> str:
+def provenance(rows: pd.DataFrame) -> str:
     """Where the plotted numbers come from: measured runs grouped by software, reported ones by source."""
     items = []
     measured = rows[rows["source"] != REPORTED]
@@ -87,7 +87,7 @@ def _number(value: object, fmt: str) -> str:
     return format(value, fmt) if _present(value) else ""
 
 
-def _table(rows: pd.DataFrame, setting_title: str) -> str:
+def data_table(rows: pd.DataFrame, setting_title: str) -> str:
     head = [
         "Machine", setting_title, "Value", "Unit", "Of peak", "Noise (IQR / median)",
         "Samples", "Status", "Date", "Source",
@@ -163,7 +163,7 @@ def figure_html(workload: str, data: SiteData) -> str:
     plotted = chart_rows(annotated)
     invalid = annotated[annotated["status"] == "invalid"]
     failed = annotated[annotated["status"].isin(FAILED)]
-    table = _table(pd.concat([plotted, invalid, failed]), k.setting_title)
+    table = data_table(pd.concat([plotted, invalid, failed]), k.setting_title)
     details = (
         f'<details class="note bench-chart__data"><summary>Data behind the {_e(k.title.lower())} chart '
         f"({len(plotted)} plotted, {len(invalid) + len(failed)} not)</summary>{table}</details>"
@@ -179,7 +179,7 @@ def figure_html(workload: str, data: SiteData) -> str:
         highlight = f" ★ marks {BUILD_MACHINE}, measured while this site was built."
     caption = (
         f"<p>{_e(k.title)} by machine and {_e(k.setting_title)}.{_e(highlight)} Where the numbers come from:</p>"
-        + _provenance(plotted)
+        + provenance(plotted)
     )
     figure = chart_figure(
         workload, chart_spec(plotted, workload), chart_spec(plotted, workload, width=STATIC_WIDTH), caption

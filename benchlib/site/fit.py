@@ -41,6 +41,7 @@ from benchlib.fit.predict import (
     gpu_memory,
 )
 from benchlib.probe.units import format_bytes
+from benchlib.site.figures import STATIC_WIDTH, chart_figure
 from benchlib.results.load import load_results
 from benchlib.site.platforms import Flag, badge
 from benchlib.site.sources import project_root, results_dir
@@ -56,7 +57,6 @@ MATRIX_MODELS: tuple[str, ...] = tuple(MODELS)
 MATRIX_DTYPES: tuple[str, ...] = ("fp32", "fp16")
 LAMBDA_2020 = "lambda-2020-"
 LAMBDA_BENCH = "lambda-dlbench-"
-STATIC_WIDTH = 640
 BAR_PX = 14
 _META = "font-size:.8em;color:var(--md-default-fg-color--light);"
 
@@ -234,18 +234,10 @@ def _specs(name: str | None) -> "AcceleratorSpec | None":
 
 
 def _figure(fig_id: str, make: Callable[[Any], "alt.TopLevelMixin"], title: str, caption: str, table: str) -> str:
-    """A chart as the site's charts.js expects it: the spec in ``data-spec``, a static SVG, the data."""
-    import vl_convert
-
-    spec = make("container").to_dict(validate=True)
-    static = vl_convert.vegalite_to_svg(make(STATIC_WIDTH).to_dict(validate=True))
-    label = _e(spec.get("description", title))
-    return (
-        f'<figure class="bench-chart" id="chart-{_e(fig_id)}" data-chart="{_e(fig_id)}">'
-        f'<div class="bench-chart__view" role="img" aria-label="{label}" data-spec="{_e(json.dumps(spec, separators=(",", ":")))}"></div>'
-        # data-search-exclude: the SVG's ticks and labels would only clutter the search index.
-        f'<div class="bench-chart__fallback" role="img" aria-label="{label}" data-search-exclude>{static}</div>'
-        f"<figcaption>{caption}</figcaption></figure>"
+    """A chart as the site's charts.js expects it (see `chart_figure`), then its data."""
+    figure = chart_figure(fig_id, make("container").to_dict(validate=True),
+                          make(STATIC_WIDTH).to_dict(validate=True), caption)
+    return figure + (
         f'<details class="note bench-chart__data"><summary>Data behind the {_e(title.lower())} chart</summary>{table}</details>'
     )
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from benchlib.distributed.launch import SCALING
-from benchlib.site.figures import STATIC_WIDTH
+from benchlib.site.figures import STATIC_WIDTH, chart_figure
 from benchlib.site.sources import SiteData, site_data
 
 if TYPE_CHECKING:
@@ -157,7 +157,6 @@ def empty_note(invalid: int = 0) -> str:
 
 def scaling_html(data: SiteData) -> str:
     """The chart block: figure with interactive chart and static SVG, provenance, data table."""
-    import vl_convert
 
     rows = scaling_rows(data.frame)
     if rows.empty:
@@ -175,18 +174,12 @@ def scaling_html(data: SiteData) -> str:
         "the table below gives the reason.</p>"
         if left_out else ""
     )
-    spec = chart_spec(rows)
-    static = vl_convert.vegalite_to_svg(chart_spec(rows, width=STATIC_WIDTH))
-    label = _e(spec["description"])
+    caption = (
+        f"<p>{_e(TITLE)}: each bar is one <code>benchlib launch</code>, N devices against one. "
+        f"Each number comes from a results file:</p>{_provenance(ok)}"
+    )
     return (
-        f'<figure class="bench-chart" id="chart-{SCALING}" data-chart="{SCALING}">'
-        # The same markup as benchlib.site.figures, so assets/javascripts/charts.js draws it.
-        f'<div class="bench-chart__view" role="img" aria-label="{label}" '
-        f'data-spec="{_e(json.dumps(spec, separators=(",", ":")))}"></div>'
-        f'<div class="bench-chart__fallback" role="img" aria-label="{label}">{static}</div>'
-        f"<figcaption><p>{_e(TITLE)}: each bar is one <code>benchlib launch</code>, N devices against one. "
-        "Each number comes from a results file:</p>"
-        f"{_provenance(ok)}</figcaption></figure>"
+        chart_figure(SCALING, chart_spec(rows), chart_spec(rows, width=STATIC_WIDTH), caption)
         + note
         + details
     )

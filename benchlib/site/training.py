@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from benchlib.charts import BAND_GAP_PX, BAR_PX, BUILD_MACHINE, BUILD_MARK, MEASURED, OPACITY, REPORTED, value_text
-from benchlib.site.figures import STATIC_WIDTH, _provenance, _table
+from benchlib.site.figures import STATIC_WIDTH, chart_figure, data_table, provenance
 from benchlib.site.sources import SiteData, site_data
 
 if TYPE_CHECKING:
@@ -243,18 +243,9 @@ def aibench_chart(rows: pd.DataFrame, *, width: int | str = "container") -> alt.
 
 
 def _figure(chart_id: str, make: Callable[..., Any], rows: pd.DataFrame, caption: str, table: str) -> str:
-    import vl_convert
-
-    spec = make(rows).to_dict(validate=True)
-    static = vl_convert.vegalite_to_svg(make(rows, width=STATIC_WIDTH).to_dict(validate=True))
-    label = _e(spec.get("description", chart_id))
-    return (
-        f'<figure class="bench-chart" id="chart-{_e(chart_id)}" data-chart="{_e(chart_id)}">'
-        f'<div class="bench-chart__view" role="img" aria-label="{label}" data-spec="{_e(json.dumps(spec, separators=(",", ":")))}"></div>'
-        f'<div class="bench-chart__fallback" role="img" aria-label="{label}" data-search-exclude>{static}</div>'
-        f"<figcaption>{caption}</figcaption></figure>"
-        f'<details class="note bench-chart__data"><summary>Data behind the chart</summary>{table}</details>'
-    )
+    figure = chart_figure(chart_id, make(rows).to_dict(validate=True),
+                          make(rows, width=STATIC_WIDTH).to_dict(validate=True), caption)
+    return figure + f'<details class="note bench-chart__data"><summary>Data behind the chart</summary>{table}</details>'
 
 
 def _empty(chart_id: str, what: str) -> str:
@@ -270,12 +261,12 @@ def _bar_block(chart_id: str, rows: pd.DataFrame, make: Callable[..., Any], sett
     if plotted.empty:
         return _empty(chart_id, what)
     table_rows = pd.concat([plotted, rows[rows["status"] != "ok"]])
-    table = _table(table_rows, setting_title)
+    table = data_table(table_rows, setting_title)
     derived = plotted[plotted["derived"].fillna("") != ""]
     notes = "".join(f"<li>{_e(r.subject)}, {_e(r.setting)}: {_e(r.derived)}</li>" for r in derived.itertuples())
     caption = (
         "<p>Faded bars marked <em>(reported)</em> are published figures, not our measurements. "
-        "Where the numbers come from:</p>" + _provenance(plotted)
+        "Where the numbers come from:</p>" + provenance(plotted)
         + (f"<p>Converted from reported figures:</p><ul>{notes}</ul>" if notes else "")
     )
     return _figure(chart_id, make, rows, caption, table)
