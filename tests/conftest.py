@@ -1,6 +1,14 @@
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
+
+# triton (which torch._dynamo, torchvision and fastai import) aborts the whole process with an LLVM
+# option clash when TensorFlow was imported first. Tests import both frameworks in this one
+# process in any order, so triton goes first; benchlib's own TF backend does the same.
+if importlib.util.find_spec("triton") is not None:
+    import triton  # noqa: F401
 
 from benchlib.results.schema import CPUInfo, HostInfo, Machine, Software
 
