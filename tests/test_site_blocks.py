@@ -195,3 +195,16 @@ def test_strict_build_fails_on_an_invalid_results_file_and_names_it(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode != 0
     assert f"{broken}: not valid JSON" in run.stdout + run.stderr
+
+
+def test_a_control_character_in_a_label_does_not_abort_the_build():
+    """vl-convert aborts the process on U+0004 in text; labels from results files are cleaned first."""
+    import altair as alt
+    import pandas as pd
+
+    from benchlib.site.figures import chart_figure
+
+    frame = pd.DataFrame({"machine": ["Colab · T4 \x04 \x1b[31m"], "value": [1.0]})
+    spec = alt.Chart(frame).mark_bar().encode(x="value:Q", y="machine:N").to_dict(validate=True)
+    html = chart_figure("ctrl", spec, spec, "caption")
+    assert "<svg" in html and "Colab · T4" in html

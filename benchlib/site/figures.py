@@ -187,6 +187,24 @@ def figure_html(workload: str, data: SiteData) -> str:
     return figure + _notes(invalid, failed) + details
 
 
+_CONTROL_CHARS = {c: None for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)]}
+
+
+def _printable(value: Any) -> Any:
+    """``value`` with control characters dropped from every string in it.
+
+    vl-convert's text layout panics and aborts the whole process (not an exception) on a
+    control character such as U+0004, and labels come from contributed results files.
+    """
+    if isinstance(value, str):
+        return value.translate(_CONTROL_CHARS)
+    if isinstance(value, dict):
+        return {k: _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
+
+
 def chart_figure(chart_id: str, spec: dict[str, Any], static_spec: dict[str, Any], caption_html: str) -> str:
     """The ``<figure>`` charts.js draws: ``spec`` in the view's ``data-spec``, ``static_spec`` as SVG.
 
@@ -201,7 +219,7 @@ def chart_figure(chart_id: str, spec: dict[str, Any], static_spec: dict[str, Any
         f'data-spec="{_e(json.dumps(spec, separators=(",", ":")))}"></div>'
         # data-search-exclude: the SVG's ticks and labels would only clutter the search index.
         f'<div class="bench-chart__fallback" role="img" aria-label="{label}" data-search-exclude>'
-        f"{vl_convert.vegalite_to_svg(static_spec)}</div>"
+        f"{vl_convert.vegalite_to_svg(_printable(static_spec))}</div>"
         f"<figcaption>{caption_html}</figcaption></figure>"
     )
 
