@@ -84,8 +84,10 @@ class Engine:
             worker += ["--threads", str(threads)]
         if self.name == "torch":
             # --standalone: a rendezvous on a free local port, so parallel launches don't collide.
+            # --max-restarts=1: torchrun's own retry for a worker group that fails once (gloo's
+            # loopback connections sometimes drop on a loaded 2-core machine); a real bug fails twice.
             return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1",
-                    f"--nproc-per-node={world}", "--max-restarts=0", "-m", self.module, *worker, "--backend", backend]
+                    f"--nproc-per-node={world}", "--max-restarts=1", "-m", self.module, *worker, "--backend", backend]
         return [sys.executable, "-m", self.module, *worker]
 
 
