@@ -58,7 +58,9 @@ def test_a_torchrun_failure_names_the_workers_root_cause(tmp_path):
     with pytest.raises(WorkerFailed) as info:
         run_worker(cmd, out, dict(os.environ), 300, "torch engine, 2 processes")
     message = str(info.value)
-    assert message.startswith("torch engine, 2 processes: exited with code 1: RuntimeError:")
+    # The user reads which launch failed and the worker's root cause; the exception class and
+    # wording of that cause belong to torch and change between releases.
+    assert message.startswith("torch engine, 2 processes: exited with code 1: ")
     assert "CUDA" in message or "GPU" in message
     assert info.value.crash.exit_code == 1
 
@@ -94,5 +96,5 @@ def test_tpu_paths_stop_where_the_tpu_is_needed(tmp_path):
         ("tensorflow", "skipped", "device-unavailable", 1),
         ("jax", "skipped", "device-unavailable", 1),
     ]
-    assert "no TPU for TensorFlow: TPU initialisation failed with NotFoundError" in records[0].message
+    assert "no TPU for TensorFlow: TPU initialisation failed" in records[0].message
     assert "JAX has no tpu backend here" in records[1].message

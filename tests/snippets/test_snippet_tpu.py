@@ -57,7 +57,7 @@ def test_tpu_pytorch_xla_syncs_on_eight_chips(run_snippet: RunSnippet, tmp_path:
 def test_tpu_tensorflow_falls_back_and_shows_the_weights_on_the_cpu(run_snippet: RunSnippet) -> None:
     pytest.importorskip("tensorflow")
     out = run_snippet("tpu_tensorflow.py", env={"SYNTHETIC_DATA": "1", "EPOCHS": "1"}).stdout
-    assert "TensorFlow cannot reach a TPU (NotFoundError)" in out and "Using the default strategy" in out
+    assert "TensorFlow cannot reach a TPU" in out and "Using the default strategy" in out
     assert "1 replica(s); TPU devices: 0" in out
     # The point of the last line: a TPU run shows device:TPU:0, this CPU run shows CPU.
     last = out.strip().splitlines()[-1]
