@@ -201,11 +201,6 @@ def test_facts_older_than_twelve_months_are_flagged(as_of: date, stale: bool) ->
     assert flags == ([site.Flag("stale", f"as of {as_of:%Y-%m}, may be out of date")] if stale else [])
 
 
-def test_months_before_clamps_to_the_end_of_month() -> None:
-    assert site.months_before(date(2024, 2, 29), 12) == date(2023, 2, 28)
-    assert site.months_before(date(2026, 3, 31), 1) == date(2026, 2, 28)
-
-
 def test_unverified_and_conflicting_facts_show_badges_and_notes() -> None:
     unverified = site.render_fact(_fact(status="unverified", note="one user"), TODAY)
     assert ">unverified</span>" in unverified and "one user" in unverified
