@@ -325,9 +325,11 @@ def schema() -> None:
 
 def _register_feature_commands() -> None:
     # Each feature keeps its command beside its code; importing them is cheap (no frameworks).
+    from benchlib.dated_facts import facts
     from benchlib.distributed.cli import launch
     from benchlib.fit.cli import fit, max_batch
 
+    app.command("facts")(facts)
     app.command("launch")(launch)
     app.command("max-batch")(max_batch)
     app.command("fit")(fit)

@@ -201,11 +201,6 @@ def test_facts_older_than_twelve_months_are_flagged(as_of: date, stale: bool) ->
     assert flags == ([site.Flag("stale", f"as of {as_of:%Y-%m}, may be out of date")] if stale else [])
 
 
-def test_months_before_clamps_to_the_end_of_month() -> None:
-    assert site.months_before(date(2024, 2, 29), 12) == date(2023, 2, 28)
-    assert site.months_before(date(2026, 3, 31), 1) == date(2026, 2, 28)
-
-
 def test_unverified_and_conflicting_facts_show_badges_and_notes() -> None:
     unverified = site.render_fact(_fact(status="unverified", note="one user"), TODAY)
     assert ">unverified</span>" in unverified and "one user" in unverified
@@ -287,10 +282,20 @@ def test_reported_files_cover_seeds_001_002_003(reported: dict[str, ResultsFile]
     urls = {r.provenance.source_url for r in reported.values()}
     assert "https://towardsdatascience.com/colab-pro-vs-free-ai-computing-performance-4e983d578fb2" in urls  # 001
     assert "https://colab.research.google.com/drive/1DpUCBm58fruGNRtQL_DiSVbT90spdZgm" in urls  # 002
-    assert "https://github.com/googlecolab/colabtools/issues/329" in urls  # 003
+    assert "https://towardsdatascience.com/kaggle-vs-colab-faceoff-which-free-gpu-provider-is-tops-d4f0cd625029" in urls  # 003
     scores = {r.machine.label: r.measurements[0].value for r in reported.values()
               if r.measurements[0].workload == "ai_benchmark_score"}
     assert scores["Colab Pro V100 (2022, reported)"] == 16289 and scores["Colab Free T4 (2022, reported)"] == 7155
+
+
+def test_seed_003_gives_the_machines_cuda_and_cudnn_not_pytorchs(reported: dict[str, ResultsFile]) -> None:
+    # The article reports the system CUDA toolkit and cuDNN; it never says which CUDA PyTorch was built with.
+    expected = {"kagglevscolab2019-kaggle-p100": ("9.2.148", "7.4.1"), "kagglevscolab2019-colab-k80": ("10.0.130", "7.5.0")}
+    for name, (toolkit, cudnn) in expected.items():
+        software = reported[name].machine.software
+        assert software is not None, name
+        assert (software.cuda_toolkit, software.system_cudnn) == (toolkit, cudnn), name
+        assert software.torch_cuda is None and software.cudnn is None, name
 
 
 def test_the_tpu_convolution_figure_is_kept_but_marked_invalid(reported: dict[str, ResultsFile]) -> None:

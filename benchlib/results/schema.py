@@ -90,8 +90,14 @@ class Software(_Model):
     benchlib: str | None = None
     numpy: str | None = None
     torch: str | None = None
-    torch_cuda: str | None = None
-    cudnn: str | None = None
+    torch_cuda: str | None = Field(None, description="The CUDA version PyTorch was built with (torch.version.cuda).")
+    cudnn: str | None = Field(None, description="The cuDNN PyTorch loads (torch.backends.cudnn.version()).")
+    cuda_toolkit: str | None = Field(
+        None, description="The machine's CUDA toolkit (e.g. nvcc), where a source gives it; may differ from torch_cuda."
+    )
+    system_cudnn: str | None = Field(
+        None, description="The machine's cuDNN library, where a source gives it; may differ from cudnn."
+    )
     tensorflow: str | None = None
     jax: str | None = None
     fastai: str | None = None

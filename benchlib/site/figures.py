@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 import pandas as pd
 
 from benchlib.charts import BUILD_MACHINE, FAILED, REPORTED, annotate, chart_rows, chart_spec, kind, value_text
+from benchlib.site.platforms import stale_badge
 from benchlib.site.sources import MEASURE_ENV, RESULTS_ENV, SiteData, project_root, site_data
 
 STATIC_WIDTH = 640
@@ -75,7 +76,10 @@ def provenance(rows: pd.DataFrame) -> str:
                 ' <details class="bench-chart__context"><summary>The source\'s setting</summary>'
                 f"<p>{_e(first['source_context'])}</p></details>"
             )
-        items.append(f"<li><strong>Reported</strong> by {source}, as of {_e(first['date'])}: {machines}.{context}</li>")
+        items.append(
+            f"<li><strong>Reported</strong> by {source}, as of {_e(first['date'])}{stale_badge(first['date'])}: "
+            f"{machines}.{context}</li>"
+        )
     return f'<ul class="bench-chart__sources">{"".join(items)}</ul>'
 
 
@@ -100,9 +104,12 @@ def data_table(rows: pd.DataFrame, setting_title: str) -> str:
             status += " (noisy)"
         value = value_text(r["value"]) if _present(r["value"]) else ""
         cells = [r["subject"], r["setting"], value, r["unit"], _number(r["efficiency"], ".0%"),
-                 _number(noise, ".1%"), _number(r["n"], ".0f"), status, r["date"]]
-        source = _link(r["source_url"], r["source"]) if r["source"] == REPORTED else _e(r["source"])
-        body.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + f"<td>{source}</td></tr>")
+                 _number(noise, ".1%"), _number(r["n"], ".0f"), status]
+        reported = r["source"] == REPORTED
+        # A reported figure's date is its source's, so it ages like any sourced fact.
+        when = _e(r["date"]) + (stale_badge(r["date"]) if reported else "")
+        source = _link(r["source_url"], r["source"]) if reported else _e(r["source"])
+        body.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + f"<td>{when}</td><td>{source}</td></tr>")
     header = "".join(f"<th>{_e(h)}</th>" for h in head)
     return (
         '<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'

@@ -43,7 +43,8 @@ from benchlib.fit.predict import (
 from benchlib.probe.units import format_bytes
 from benchlib.site.figures import STATIC_WIDTH, chart_figure
 from benchlib.results.load import load_results
-from benchlib.site.platforms import Flag, badge
+from benchlib.freshness import build_date
+from benchlib.site.platforms import Flag, badge, stale_badge
 from benchlib.site.sources import project_root, results_dir
 
 if TYPE_CHECKING:
@@ -81,8 +82,13 @@ def _status_badge(status: str) -> str:
     return badge(Flag(kind, text))
 
 
-def _source(url: object, as_of: object, status: str = "verified") -> str:
-    return f'<span style="{_META}">{_link(url)}, {_e(as_of)}</span>{_status_badge(status)}'
+def _source(url: object, as_of: str | date, status: str = "verified", *, can_age: bool = True) -> str:
+    """'source, date' with the status badge and, for an old fact that can change, the stale badge.
+
+    Prices, reported figures and advice age; a chip's specification (``can_age=False``) does not.
+    """
+    aged = stale_badge(as_of) if can_age else ""
+    return f'<span style="{_META}">{_link(url)}, {_e(as_of)}</span>{_status_badge(status)}{aged}'
 
 
 def _table(head: list[str], rows: list[str], name: str = "") -> str:
@@ -177,7 +183,7 @@ def fit_assumptions() -> str:
         "<li>Predicted with <code>benchlib fit</code>: one full training step (forward, backward, Adam update) traced "
         "on fake tensors with PyTorch's <code>MemTracker</code>; weights, gradients, Adam state, activations and "
         f"temporaries are counted, nothing is allocated (PyTorch {_e(torch.__version__)}, benchlib "
-        f"{_e(benchlib.__version__)}, computed {_e(date.today().isoformat())}).</li>"
+        f"{_e(benchlib.__version__)}, computed {_e(build_date().isoformat())}).</li>"
         "<li>fp16 means mixed precision: autocast with fp32 weights and optimizer state, as usually trained.</li>"
         f"<li>CUDA context: {_e(format_bytes(CUDA_CONTEXT_BYTES))} set aside ({_link(CUDA_CONTEXT_SOURCE, 'PyTorch issue 109888')}, "
         "an NVIDIA engineer's figure with lazy module loading).</li>"
@@ -270,12 +276,17 @@ def _bars(data: pd.DataFrame, *, y: str, x: str, color: str, order: list[str], c
     return make
 
 
-def _provenance(frame: pd.DataFrame) -> str:
+def _reported_by(frame: pd.DataFrame) -> str:
+    """'Reported by source, as of date' for a reported file's rows, with the stale badge when old."""
     first = frame.iloc[0]
     return (
-        f"<p><strong>Reported</strong> by {_link(first['source_url'])}, as of {_e(first['source_as_of'])}: "
-        f"{_e(first['source_context'])}</p>"
+        f"<strong>Reported</strong> by {_link(first['source_url'])}, as of {_e(first['source_as_of'])}"
+        f"{stale_badge(first['source_as_of'])}"
     )
+
+
+def _provenance(frame: pd.DataFrame) -> str:
+    return f"<p>{_reported_by(frame)}: {_e(frame.iloc[0]['source_context'])}</p>"
 
 
 def resnet50_throughput() -> str:
@@ -468,9 +479,8 @@ def price_performance() -> str:
                  colors=["list price", "price range, low end"], x_title="ResNet-50 training images per dollar, higher is better",
                  title="Price-performance: ResNet-50 images per dollar",
                  description="Images per dollar: Lambda's reported ResNet-50 mixed-precision throughput times 3600, divided by each dated hourly price.")
-    first = frame.iloc[0]
     caption = (
-        "<p>Throughput <strong>reported</strong> by " + _link(first["source_url"]) + f", as of {_e(first['source_as_of'])}, on "
+        f"<p>Throughput {_reported_by(frame)}, on "
         "Lambda's machines; prices from each provider on the date shown (benchlib's specs file). The provider's GPU may be "
         "another form factor or clock than Lambda's, so read these as estimates, not measurements.</p>"
     )
@@ -489,8 +499,8 @@ def bandwidth_vs_compute() -> str:
         fact = spec.fp16_tensor_tflops or spec.fp16_tflops
         ratio = f"{tflops * 1e12 / (bandwidth * 1e9):,.0f}" if bandwidth and tflops else ""
         rows.append(
-            f"<tr><td>{_e(spec.name)}</td><td>{spec.bandwidth_gbps.value:,.0f}<br>{_source(spec.bandwidth_gbps.source, spec.bandwidth_gbps.as_of, spec.bandwidth_gbps.status)}</td>"
-            + (f"<td>{fact.value:,.4g}<br>{_source(fact.source, fact.as_of, fact.status)}</td>" if fact else "<td></td>")
+            f"<tr><td>{_e(spec.name)}</td><td>{spec.bandwidth_gbps.value:,.0f}<br>{_source(spec.bandwidth_gbps.source, spec.bandwidth_gbps.as_of, spec.bandwidth_gbps.status, can_age=False)}</td>"
+            + (f"<td>{fact.value:,.4g}<br>{_source(fact.source, fact.as_of, fact.status, can_age=False)}</td>" if fact else "<td></td>")
             + f"<td>{ratio}</td></tr>"
         )
         if bandwidth and tflops:

@@ -8,7 +8,6 @@ data files is HTML-escaped.
 
 from __future__ import annotations
 
-import calendar
 from dataclasses import dataclass
 from datetime import date
 from html import escape
@@ -16,11 +15,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from benchlib.freshness import STALE_AFTER_MONTHS, is_stale, stale_text
 from benchlib.platforms import FIELD_LABELS, TIER_FIELDS, Fact, PlatformsData, Sourced, load_platforms
 from benchlib.results.schema import MeasurementRecord, ResultsFile
 
 REPORTED_DIR = Path(__file__).resolve().parents[2] / "results" / "reported"
-STALE_AFTER_MONTHS = 12
 
 FlagKind = Literal["unverified", "conflict", "stale", "failed"]
 
@@ -45,23 +44,9 @@ class Flag:
     text: str
 
 
-def months_before(day: date, months: int) -> date:
-    """The same day of the month ``months`` earlier, clamped to that month's last day."""
-    year, month0 = divmod(day.year * 12 + day.month - 1 - months, 12)
-    last = calendar.monthrange(year, month0 + 1)[1]
-    return date(year, month0 + 1, min(day.day, last))
-
-
-def is_stale(as_of: date, today: date) -> bool:
-    """True when a fact is older than twelve months at ``today``."""
-    return as_of < months_before(today, STALE_AFTER_MONTHS)
-
-
-def age_flags(as_of: date, today: date | None = None) -> list[Flag]:
-    today = today or date.today()
-    if is_stale(as_of, today):
-        return [Flag("stale", f"as of {as_of:%Y-%m}, may be out of date")]
-    return []
+def age_flags(as_of: date | str, today: date | None = None) -> list[Flag]:
+    """The stale flag when the fact is older than the staleness rule allows (`benchlib.freshness`)."""
+    return [Flag("stale", stale_text(as_of))] if is_stale(as_of, today) else []
 
 
 def fact_flags(fact: Sourced, today: date | None = None) -> list[Flag]:
@@ -79,6 +64,11 @@ def badge(flag: Flag) -> str:
         f'<span class="fg-badge fg-badge--{flag.kind}" style="{_BADGE_BASE}{_BADGE_STYLE[flag.kind]}">'
         f"{escape(flag.text)}</span>"
     )
+
+
+def stale_badge(as_of: date | str, today: date | None = None) -> str:
+    """The 'may be out of date' badge as HTML, or nothing for a fresh fact."""
+    return "".join(badge(flag) for flag in age_flags(as_of, today))
 
 
 def badge_legend() -> str:
@@ -275,7 +265,7 @@ def _page_link(page: str | None, label: str, base: str) -> str:
     return f'<a href="{escape(base + target)}">{escape(label)}</a>'
 
 
-def sources(platform_id: str, *, data: PlatformsData | None = None) -> str:
+def sources(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
     """Every source behind a platform's facts, newest first, with the fields it backs."""
     data = _data(data)
     platform = data.platforms[platform_id]
@@ -288,7 +278,8 @@ def sources(platform_id: str, *, data: PlatformsData | None = None) -> str:
                 backs.setdefault(url, set()).add(FIELD_LABELS[field].lower())
                 dates[url] = max(dates.get(url, fact.as_of), fact.as_of)
     items = [
-        f"<li>{_link(url, url)} ({dates[url].isoformat()}): {escape(', '.join(sorted(backs[url])))}</li>"
+        f"<li>{_link(url, url)} ({dates[url].isoformat()}){stale_badge(dates[url], today)}: "
+        f"{escape(', '.join(sorted(backs[url])))}</li>"
         for url in sorted(backs, key=lambda u: dates[u], reverse=True)
     ]
     return f'<ul class="fg-sources">{"".join(items)}</ul>'

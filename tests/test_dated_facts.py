@@ -1,0 +1,76 @@
+"""`benchlib facts`: every dated fact, oldest first, with the site's staleness rule."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+import pytest
+from typer.testing import CliRunner
+
+from benchlib import freshness
+from benchlib.cli import app
+from benchlib.dated_facts import ORIGIN_FILES, dated_facts
+
+runner = CliRunner()
+TODAY = "2026-11-21"
+KAGGLE_2019 = "https://towardsdatascience.com/kaggle-vs-colab-faceoff-which-free-gpu-provider-is-tops-d4f0cd625029"
+
+
+@pytest.fixture(autouse=True)
+def build_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(freshness.BUILD_DATE_ENV, TODAY)
+
+
+def test_every_data_file_contributes_and_the_oldest_come_first() -> None:
+    found = dated_facts()
+    assert {f.origin for f in found} == set(ORIGIN_FILES)
+    days = [f.day for f in found]
+    assert days == sorted(days)
+    by_key = {(f.origin, f.key): f for f in found}
+    assert by_key[("reported", "kagglevscolab2019-colab-k80")].as_of == "2019-03-15"
+    assert by_key[("platforms", "kaggle/free quotas #2")].as_of == "2025-10-06"
+    assert by_key[("advice", "lambda-2022 claim #1")].as_of == "2022-03"
+
+
+def test_prices_age_but_hardware_specs_do_not() -> None:
+    t4 = {f.key: f for f in dated_facts() if f.origin == "gpus" and f.key.startswith("T4 ")}
+    assert not t4["T4 bandwidth_gbps"].ages
+    prices = [f for key, f in t4.items() if key.startswith("T4 cloud_prices")]
+    assert prices and all(f.ages for f in prices)
+
+
+def test_the_command_lists_old_facts_oldest_first_with_source_and_age() -> None:
+    result = runner.invoke(app, ["facts", "--older-than", "12"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert f"as of {TODAY}" in out
+    assert "kagglevscolab2019-colab-k80" in out and KAGGLE_2019 in out and "7y 8m" in out
+    shown = re.findall(r"^(\d{4}(?:-\d{2}(?:-\d{2})?)?) ", out, flags=re.M)
+    assert shown and [freshness.latest_day(d) for d in shown] == sorted(freshness.latest_day(d) for d in shown)
+    assert all(freshness.age_in_months(d, date(2026, 11, 21)) >= 12 for d in shown)
+    expected = [f for f in dated_facts() if f.ages and freshness.age_in_months(f.as_of, date(2026, 11, 21)) >= 12]
+    assert len(shown) == len(expected)
+    stale = sum(freshness.is_stale(f.as_of) for f in expected)
+    assert f"{len(expected)} facts shown; {stale} older than 12 months" in out.replace("\n", " ")
+    # Readable at 80 columns: only the source URLs, kept whole so they can be copied, may run longer.
+    assert all(len(line) <= 80 for line in out.splitlines() if not line.lstrip().startswith("http"))
+
+
+def test_fresh_facts_come_after_the_line_and_specs_only_on_request() -> None:
+    plain = runner.invoke(app, ["facts", "--in", "gpus"]).output
+    assert "bandwidth_gbps" not in plain and "cloud_prices" in plain
+    old, new = plain.split("--- newer than 12 months")
+    assert all(freshness.is_stale(d) for d in re.findall(r"^(\d{4}(?:-\d{2}(?:-\d{2})?)?) ", old, flags=re.M))
+    assert not any(freshness.is_stale(d) for d in re.findall(r"^(\d{4}(?:-\d{2}(?:-\d{2})?)?) ", new, flags=re.M))
+    with_specs = runner.invoke(app, ["facts", "--in", "gpus", "--specs"]).output
+    assert "T4 bandwidth_gbps (spec)" in with_specs
+
+
+def test_bad_options_and_a_bad_build_date_are_usage_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = runner.invoke(app, ["facts", "--in", "blog"])
+    assert result.exit_code == 2 and "--in blog: expected one of platforms, gpus, advice, reported" in result.output
+    monkeypatch.setenv(freshness.BUILD_DATE_ENV, "yesterday")
+    result = runner.invoke(app, ["facts"])
+    assert result.exit_code == 2 and "BENCHLIB_BUILD_DATE='yesterday'" in result.output
+    assert "Traceback" not in result.output

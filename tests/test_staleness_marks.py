@@ -1,0 +1,191 @@
+"""Every page block that shows a dated fact or a reported figure applies the one staleness rule.
+
+The blocks are rendered as the pages render them, with the build date fixed through
+``$BENCHLIB_BUILD_DATE``; every dated figure found in the HTML must carry the "may be out of
+date" badge exactly when `benchlib.freshness.is_stale` says so. A block a page calls must be
+either checked here or exempt with a reason, so a new block cannot skip the rule unnoticed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchlib import freshness
+from benchlib.platforms import TIER_FIELDS, load_platforms
+from benchlib.site import chart, sources
+from benchlib.site import fit as fit_blocks
+from benchlib.site import platforms as platform_blocks
+from benchlib.site import training
+
+ROOT = Path(__file__).resolve().parents[1]
+LATEST = date(2026, 11, 21)  # Lambda's 2024 throughput is older than a year here
+EARLIER = date(2024, 12, 1)  # and fresh here, while its 2020 prices are old at both dates
+
+DATE = r"\d{4}(?:-\d{2}(?:-\d{2})?)?"
+MARKS = r"((?:\[\w+\])*)"
+BADGE = re.compile(r'<span class="fg-badge fg-badge--(\w+)"[^>]*>[^<]*</span>')
+DATED = [
+    # 'source, date' after a fact, a price or a reported result: the link, its date, then the badges
+    re.compile(rf"</a>, ({DATE})(?: · also <a [^>]*>[^<]*</a>)*</span>{MARKS}"),
+    # 'Reported by source, as of date' in chart captions and under tables
+    re.compile(rf"as of ({DATE}){MARKS}"),
+    # a platform's list of sources: 'url (date)'
+    re.compile(rf"</a> \(({DATE})\){MARKS}"),
+    # a reported row in a chart's data table: its date cell, then the link to its source
+    re.compile(rf"<td>({DATE}){MARKS}</td><td><a "),
+]
+
+# Blocks the pages call that show no figure which can go out of date, and why.
+EXEMPT = {
+    "badge_legend": "explains the badges with a sample date",
+    "bf16_table": "hardware specification, fixed at launch",
+    "bandwidth_vs_compute": "hardware specifications, fixed at launch",
+    "what_fits": "predictions from hardware specifications",
+    "models_table": "no dates",
+    "measured_results": "benchlib's own measurements, dated and versioned",
+    "measured_vs_predicted": "benchlib's own measurements, dated and versioned",
+    "scaling_chart": "benchlib's own measurements, dated and versioned",
+    "score_by_machine_chart": "benchlib's own measurements, dated and versioned",
+    "timer_table": "methodology, no dates",
+    "checks_note": "methodology, no dates",
+    "workloads_table": "methodology, no dates",
+    "suite_params_table": "methodology, no dates",
+    "conv2d_note": "methodology, no dates",
+    "version_note": "methodology, no dates",
+    "methodology_markdown": "methodology, no dates",
+}
+
+
+def dated_figures(html: str) -> list[tuple[str, bool]]:
+    """Each dated figure in ``html`` as (its date, whether the stale badge follows it)."""
+    text = BADGE.sub(lambda m: f"[{m.group(1)}]", html)
+    return [(m.group(1), "[stale]" in m.group(2)) for pattern in DATED for m in pattern.finditer(text)]
+
+
+def _frame(gpus: tuple[str, ...] | None = None, **_: object) -> pd.DataFrame:
+    """Predictions in the shape the buying guide's blocks take; the batches are test inputs."""
+    names = gpus or tuple(fit_blocks.gpu_names())
+    return pd.DataFrame([
+        {"model": model, "dtype": dtype, "gpu": gpu, "usable_bytes": fit_blocks.gpu_memory(gpu).usable_bytes,
+         "max_batch": 64, "torch": "test"}
+        for model in fit_blocks.MATRIX_MODELS for dtype in fit_blocks.MATRIX_DTYPES for gpu in names
+    ])
+
+
+def _platform_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
+    data = load_platforms()
+    for pid, platform in data.platforms.items():
+        refs = [(f"{pid}/{tid}", field) for tid in platform.tiers for field in TIER_FIELDS]
+        yield "tier_table", lambda pid=pid: platform_blocks.tier_table(pid)
+        yield "fact_list", lambda refs=refs: platform_blocks.fact_list(refs)
+        yield "detection_table", lambda pid=pid: platform_blocks.detection_table(pid)
+        yield "sources", lambda pid=pid: platform_blocks.sources(pid)
+        if platform.history:
+            yield "history_list", lambda pid=pid: platform_blocks.history_list(pid)
+    all_tiers = [f"{pid}/{tid}" for pid, p in data.platforms.items() for tid in p.tiers]
+    yield "limits_table", lambda: platform_blocks.limits_table(all_tiers)
+    yield "decision_table", lambda: platform_blocks.decision_table()
+    for workload in sorted({m.workload for r in platform_blocks.load_reported() for m in r.measurements}):
+        yield "reported_table", lambda workload=workload: platform_blocks.reported_table(workload)
+    yield "memory_units", lambda: platform_blocks.memory_units("kagglevscolab2019-colab-k80")
+
+
+def _buying_guide_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
+    frame = _frame()
+    yield "resnet50_throughput", fit_blocks.resnet50_throughput
+    yield "lambda_batches", fit_blocks.lambda_batches
+    yield "price_performance", fit_blocks.price_performance
+    yield "free_tiers", lambda: fit_blocks.free_tiers(frame)
+    yield "rent_table", lambda: fit_blocks.rent_table(frame)
+    yield "buy_table", lambda: fit_blocks.buy_table(frame)
+    yield "lambda_2020", fit_blocks.lambda_2020
+    yield "advice_history", fit_blocks.advice_history
+
+
+def _chart_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
+    for workload in ("matmul", "conv2d", "bandwidth"):
+        yield "chart", lambda workload=workload: chart(workload)
+    yield "training_throughput_chart", training.training_throughput_chart
+    yield "amp_speedup_chart", training.amp_speedup_chart
+    yield "inference_latency_chart", training.inference_latency_chart
+    yield "aibench_score_chart", training.aibench_score_chart
+
+
+def render_all(today: date) -> dict[str, list[str]]:
+    """Every checked block's HTML at build date ``today``, by block name."""
+    rendered: dict[str, list[str]] = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(freshness.BUILD_DATE_ENV, today.isoformat())
+        mp.setenv(sources.RESULTS_ENV, str(ROOT / "results"))
+        mp.delenv(sources.MEASURE_ENV, raising=False)
+        # lambda_batches compares with predictions; tracing models is the fit tests' job, not this one's.
+        mp.setattr(fit_blocks, "predictions", _frame)
+        for name, block in [*_platform_blocks(), *_buying_guide_blocks(), *_chart_blocks()]:
+            rendered.setdefault(name, []).append(block())
+    return rendered
+
+
+@pytest.fixture(scope="module", params=[LATEST, EARLIER], ids=str)
+def build(request: pytest.FixtureRequest) -> tuple[date, dict[str, list[str]]]:
+    return request.param, render_all(request.param)
+
+
+def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(build) -> None:
+    today, rendered = build
+    checked, wrong = 0, []
+    for name, pages in rendered.items():
+        for html in pages:
+            for as_of, marked in dated_figures(html):
+                checked += 1
+                if marked != freshness.is_stale(as_of, today):
+                    wrong.append(f"{name}: {as_of} {'marked' if marked else 'not marked'}")
+    assert not wrong, wrong[:20]
+    # The check must have looked at plenty of figures, old and new, or it proves nothing.
+    figures = [f for pages in rendered.values() for html in pages for f in dated_figures(html)]
+    assert checked > 100
+    assert any(marked for _, marked in figures) and not all(marked for _, marked in figures)
+
+
+def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) -> None:
+    _, rendered = build
+    for name in ("tier_table", "reported_table", "resnet50_throughput", "lambda_batches", "price_performance",
+                 "rent_table", "buy_table", "lambda_2020", "advice_history", "amp_speedup_chart",
+                 "training_throughput_chart", "aibench_score_chart", "sources"):
+        assert any(dated_figures(html) for html in rendered[name]), name
+
+
+def test_the_buying_guide_marks_lambdas_2024_throughput_only_once_it_is_a_year_old(build) -> None:
+    today, rendered = build
+    lambda_2024 = [
+        marked for name in ("resnet50_throughput", "lambda_batches", "price_performance")
+        for html in rendered[name] for as_of, marked in dated_figures(html) if as_of.startswith("2024-03")
+    ]
+    assert len(lambda_2024) >= 3  # the throughput chart, the batch check and the price chart
+    assert all(lambda_2024) if today == LATEST else not any(lambda_2024)
+    prices_2020 = [marked for html in rendered["lambda_2020"] for as_of, marked in dated_figures(html) if as_of.startswith("2020")]
+    assert prices_2020 and all(prices_2020)
+
+
+def test_every_block_the_pages_call_is_checked_or_exempt_with_a_reason() -> None:
+    called = {
+        name
+        for page in (ROOT / "docs").rglob("*.md")
+        for name in re.findall(r"from benchlib(?:\.\w+)* import (\w+)", page.read_text(encoding="utf-8"))
+    }
+    checked = {name for name, _ in [*_platform_blocks(), *_buying_guide_blocks(), *_chart_blocks()]}
+    assert called, "no blocks found in docs/"
+    assert called <= checked | set(EXEMPT), sorted(called - checked - set(EXEMPT))
+
+
+def test_hardware_specs_show_their_dates_without_the_mark(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(freshness.BUILD_DATE_ENV, LATEST.isoformat())
+    html = fit_blocks.bandwidth_vs_compute()
+    dates = dated_figures(html)
+    assert any(freshness.is_stale(as_of, LATEST) for as_of, _ in dates)
+    assert not any(marked for _, marked in dates)
