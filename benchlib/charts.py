@@ -165,7 +165,11 @@ def _subject_order(rows: pd.DataFrame, higher_is_better: bool) -> list[str]:
 
 
 def make_chart(rows: pd.DataFrame, workload: str, *, width: int | str = "container") -> alt.LayerChart:
-    """Grouped horizontal bars of ``chart_rows`` output, with value (and % of peak) labels."""
+    """Grouped horizontal bars of ``chart_rows`` output, with value (and % of peak) labels.
+
+    Rows with a known peak also get a tick at that peak, so the distance between what was reached
+    and what the device could do in theory is visible, not only written in the label.
+    """
     import altair as alt
 
     k = kind(workload)
@@ -175,13 +179,17 @@ def make_chart(rows: pd.DataFrame, workload: str, *, width: int | str = "contain
     higher = bool(rows["higher_is_better"].iloc[0])
     settings = _setting_order(k, rows)
     subjects = _subject_order(rows, higher)
+    value, peak = rows["value"].astype(float), rows["peak"].astype(float)
     data = rows.assign(
         efficiency=rows["efficiency"].astype(float),
+        peak=peak,
+        # Labels start after the peak tick when there is one, so the two never overlap.
+        label_at=pd.concat([value, peak], axis=1).max(axis=1),
         # Reported figures are drawn faded: they are not our measurements.
         opacity=[OPACITY[s] for s in rows["source"]],
-    )[["subject", "setting", "value", "label", "source", "date", "efficiency", "unit", "opacity"]]
+    )[["subject", "setting", "value", "label", "label_at", "peak", "source", "date", "efficiency", "unit", "opacity"]]
     # Room on the right for the value labels.
-    domain_max = float(rows["value"].max()) * 1.25
+    domain_max = float(data["label_at"].max()) * 1.25
     better = "higher is better" if higher else "lower is better"
 
     y = alt.Y(
@@ -193,23 +201,42 @@ def make_chart(rows: pd.DataFrame, workload: str, *, width: int | str = "contain
         ),
     )
     y_offset = alt.YOffset("setting:N", sort=settings, scale=alt.Scale(paddingInner=0.1))
-    x = alt.X("value:Q", title=f"{unit}, {better}", scale=alt.Scale(domain=[0, domain_max], nice=True))
+
+    def x(field: str) -> alt.X:
+        # Every layer names the same title and scale, so the shared axis keeps one title.
+        return alt.X(
+            f"{field}:Q", title=f"{unit}, {better}", scale=alt.Scale(domain=[0, domain_max], nice=True),
+            # Thousands with separators are wide: keep a gap so neighbouring tick labels never touch.
+            axis=alt.Axis(labelOverlap=True, labelSeparation=6),
+        )
+
     tooltip = [
         alt.Tooltip("subject:N", title="machine"),
         alt.Tooltip("setting:N", title=k.setting_title),
         alt.Tooltip("value:Q", title=unit, format=",.3~r"),
         alt.Tooltip("efficiency:Q", title="of peak", format=".0%"),
+        alt.Tooltip("peak:Q", title=f"peak, {unit}", format=",.4~r"),
         alt.Tooltip("source:N"),
         alt.Tooltip("date:N"),
     ]
-    base = alt.Chart(data).encode(y=y, yOffset=y_offset, x=x, tooltip=tooltip)
+    base = alt.Chart(data).encode(y=y, yOffset=y_offset, x=x("value"), tooltip=tooltip)
     bars = base.mark_bar().encode(
         color=alt.Color("setting:N", sort=settings, title=k.setting_title, legend=alt.Legend(orient="top")),
         opacity=alt.Opacity("opacity:Q", scale=None),
     )
-    labels = base.mark_text(align="left", baseline="middle", dx=4, fontSize=10).encode(text="label:N")
+    labels = base.mark_text(align="left", baseline="middle", dx=4, fontSize=10).encode(
+        x=x("label_at"), text="label:N"
+    )
+    layers = [bars]
+    if peak.notna().any():
+        # The device's theoretical peak as a tick in the bar's colour, so what it reaches is seen next to it.
+        layers.append(
+            base.transform_filter("isValid(datum.peak)")
+            .mark_tick(thickness=2, size=BAR_PX)
+            .encode(x=x("peak"), color=alt.Color("setting:N", sort=settings, legend=None))
+        )
     return (
-        alt.layer(bars, labels)
+        alt.layer(*layers, labels)
         .properties(
             width=width,
             # A fixed height (not a step) so Vega-Lite can fit the width to the page without a warning.

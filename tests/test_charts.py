@@ -36,7 +36,8 @@ def test_every_chart_is_a_valid_vega_lite_spec(samples, workload):
     rows = chart_rows(annotate(samples, workload))
     spec = chart_spec(rows, workload)  # to_dict(validate=True) inside
     assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
-    assert _layer_marks(spec) == ["bar", "text"]
+    # A tick marks the peak only where some plotted row has one (the sample GPU's matmul rows do).
+    assert _layer_marks(spec) == (["bar", "tick", "text"] if rows["peak"].notna().any() else ["bar", "text"])
     assert spec["width"] == "container"
     assert spec["background"] == "transparent"
     unit = rows["unit"].iloc[0]
@@ -55,6 +56,23 @@ def test_matmul_rows_exclude_invalid_and_failed_and_keep_efficiency(samples):
     assert fp32["label"] == "4 · 50% of peak"
     cpu = rows[rows["machine_id"] == CPU.id].iloc[0]
     assert "peak" not in cpu["label"]  # no known peak, no claim
+
+
+def test_peak_tick_sits_at_the_peak_and_labels_start_after_it(samples):
+    rows = chart_rows(annotate(samples, "matmul"))
+    spec = chart_spec(rows, "matmul")
+    tick = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "tick")
+    assert tick["encoding"]["x"]["field"] == "peak"
+    assert tick["transform"] == [{"filter": "isValid(datum.peak)"}]  # no tick where no peak is known
+    data = {(d["subject"], d["setting"]): d for d in next(iter(spec["datasets"].values()))}
+    gpu_fp32 = data[("Colab · Test GPU", "fp32")]
+    assert (gpu_fp32["value"], gpu_fp32["peak"], gpu_fp32["label_at"]) == (4.0, 8.0, 8.0)
+    cpu_fp32 = data[("local · Test CPU (CPU only)", "fp32")]
+    assert cpu_fp32["peak"] is None and cpu_fp32["label_at"] == cpu_fp32["value"]
+    # Every layer shares one axis title, and the scale leaves room past the highest peak.
+    titles = {layer["encoding"]["x"]["title"] for layer in spec["layer"]}
+    assert titles == {"TFLOPS, higher is better"}
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["domain"][1] >= 8.0 * 1.25
 
 
 def test_subjects_order_best_first_and_lower_is_better_flips(samples):

@@ -131,6 +131,17 @@ def test_lambda_2020_names_exactly_the_gpus_that_fit_every_model():
     assert "https://lambdalabs.com/blog/choosing-a-gpu-for-deep-learning" in html
 
 
+def test_lambda_2020_shows_a_dated_price_for_every_gpu():
+    html = blocks.lambda_2020()
+    frame = load_results(sorted(blocks.REPORTED_DIR.glob("lambda-2020-*.json")))
+    gpus = set(frame["device_name"])
+    assert {"GeForce GTX 1080 Ti", "GeForce RTX 2070", "GeForce RTX 2080"} <= gpus  # once without a spec entry
+    for gpu in gpus:
+        price = re.search(rf"<tr><td>{re.escape(gpu)}</td><td>\d+ GB</td><td>(.*?)</td>", html).group(1)
+        assert re.match(r"\$[\d,]+<br>", price), gpu
+        assert "2020-02" in price and "lambdalabs.com" in price
+
+
 def test_advice_shows_each_claim_with_source_date_and_status():
     html = blocks.advice_history()
     assert html.count("<li>") >= 6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from datetime import date
@@ -27,6 +28,13 @@ TABLE_2_ROWS = {
     "Quadro RTX 6000", "Quadro RTX 8000", "GeForce RTX 3090", "RTX A6000", "GeForce RTX 4090",
     "GeForce RTX 5090", "TPU v2", "TPU v3", "TPU v4", "TPU v5e", "TPU v5p", "TPU v6e", "TPU7x",
 }  # fmt: skip
+# The GPUs a 2026 buyer compares (issue 12), and the cards with reported results that had no entry.
+BUYER_2026 = {
+    "MI300X", "MI325X", "MI355X", "B300 SXM", "GB200", "GH200 96GB", "GH200 144GB HBM3e", "H100 NVL",
+    "H200 NVL", "GeForce RTX 5080", "GeForce RTX 5070 Ti", "GeForce RTX 5070", "GeForce RTX 5060 Ti 16GB",
+}  # fmt: skip
+FORMERLY_MISSING = {"RTX 6000 Ada", "GeForce GTX 1080 Ti", "GeForce RTX 2070", "GeForce RTX 2080"}
+REPORTED = Path(__file__).parents[1] / "results" / "reported"
 
 
 def _is_iso_as_of(text: str) -> bool:
@@ -49,6 +57,7 @@ def test_packaged_file_has_every_table_row_once(specs: list[AcceleratorSpec]) ->
     names = [spec.name for spec in specs]
     assert len(names) == len(set(names))
     assert TABLE_2_ROWS <= set(names)
+    assert BUYER_2026 | FORMERLY_MISSING <= set(names)
     assert {spec.kind for spec in specs} == {"gpu", "tpu"}
 
 
@@ -96,6 +105,53 @@ def test_table_facts_are_carried_faithfully(specs: list[AcceleratorSpec]) -> Non
     assert k80.devices_per_unit is not None and k80.devices_per_unit.value == 2
 
 
+@pytest.mark.parametrize("name", sorted(BUYER_2026 | FORMERLY_MISSING | {"RTX PRO 6000 Blackwell"}))
+def test_buyer_cards_have_the_figures_a_buyer_compares(specs: list[AcceleratorSpec], name: str) -> None:
+    spec = next(s for s in specs if s.name == name)
+    for field in ("architecture", "year", "memory_gb", "bandwidth_gbps"):
+        fact = getattr(spec, field)
+        assert fact is not None and fact.source.startswith(("http://", "https://")), (name, field)
+        assert _is_iso_as_of(fact.as_of), (name, field)
+    if spec.vendor == "NVIDIA" and not name.startswith(("H100", "H200", "GH200", "GB200", "B300")):
+        assert spec.launch_price_usd is not None, name  # desktop cards: the price a buyer pays
+    # A compute figure is either a usable peak or says it is unverified, never silently absent.
+    tensor = spec.bf16_tensor_tflops or spec.fp16_tensor_tflops
+    if spec.vendor != "NVIDIA" or name.startswith(("GB200", "B300", "GH200")):
+        assert tensor is not None and spec.peak_tflops("bf16") == tensor.value
+
+
+def test_rtx_pro_6000_blackwell_is_complete(specs: list[AcceleratorSpec]) -> None:
+    spec = next(s for s in specs if s.name == "RTX PRO 6000 Blackwell")
+    assert spec.peak_bandwidth_gbps() == 1792  # was unverified
+    assert spec.peak_tflops("fp32") and spec.peak_tflops("bf16") and spec.tdp_w and spec.launch_price_usd
+
+
+def test_rtx_50_tensor_figures_are_derived_and_never_peaks(specs: list[AcceleratorSpec]) -> None:
+    cards = [s for s in specs if s.name.startswith("GeForce RTX 50")]
+    assert len(cards) == 5
+    for spec in cards:
+        assert spec.fp16_tensor_tflops is not None and spec.fp16_tensor_tflops.status == "unverified"
+        assert "AI TOPS" in (spec.fp16_tensor_tflops.note or "") or "Derived" in (spec.fp16_tensor_tflops.note or "")
+        assert spec.peak_tflops("fp16") is None and spec.peak_tflops("bf16") is None
+
+
+def test_quadro_rtx_6000_and_8000_share_one_board_power(specs: list[AcceleratorSpec]) -> None:
+    by_name = {spec.name: spec for spec in specs}
+    q6000, q8000 = (by_name[n].tdp_w for n in ("Quadro RTX 6000", "Quadro RTX 8000"))
+    assert q6000 is not None and q8000 is not None
+    assert q6000.value == q8000.value == 260
+    assert q6000.status == "verified" and "developer.nvidia.com" in q6000.source  # NVIDIA's own table
+    assert "295" in (q6000.note or "") and "295" in (q8000.note or "")  # the other figure is explained
+
+
+def test_every_gpu_of_the_lambda_reported_files_has_a_spec() -> None:
+    names = set()
+    for path in REPORTED.glob("lambda-*.json"):
+        names |= {m["device_name"] for m in json.loads(path.read_text(encoding="utf-8"))["measurements"]}
+    assert {n for n in names if find_accelerator(n) is None} == set()
+    assert FORMERLY_MISSING <= {find_accelerator(n).name for n in names}
+
+
 # ----------------------------------------------------------------------------- name matching
 
 
@@ -115,6 +171,18 @@ def test_table_facts_are_carried_faithfully(specs: list[AcceleratorSpec]) -> Non
         ("NVIDIA L4", "L4"),
         ("NVIDIA GeForce RTX 4090", "GeForce RTX 4090"),
         ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX PRO 6000 Blackwell"),
+        ("NVIDIA H100 NVL", "H100 NVL"),
+        ("NVIDIA H200 NVL", "H200 NVL"),
+        ("NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada"),
+        ("AMD Instinct MI300X", "MI300X"),
+        ("AMD MI355X", "MI355X"),
+        ("NVIDIA GB200", "GB200"),
+        ("NVIDIA B300 SXM6 AC", "B300 SXM"),
+        ("NVIDIA GH200 480GB", "GH200 96GB"),
+        ("NVIDIA GH200 144G HBM3e", "GH200 144GB HBM3e"),
+        ("NVIDIA GeForce GTX 1080 Ti", "GeForce GTX 1080 Ti"),
+        ("NVIDIA GeForce RTX 2080", "GeForce RTX 2080"),
+        ("NVIDIA GeForce RTX 5070 Ti", "GeForce RTX 5070 Ti"),
         ("TPU v5 lite", "TPU v5e"),
         ("TPU v5", "TPU v5p"),
         ("TPU v6 lite", "TPU v6e"),
@@ -146,12 +214,11 @@ def test_a100_is_never_taken_for_a10g() -> None:
         "A100",
         "Tesla P100-PCIE-12GB",  # different memory, different bandwidth
         "Tesla V100S-PCIE-32GB",
-        "NVIDIA H100 NVL",
-        "NVIDIA H200 NVL",
         "NVIDIA A100-SXM4-40GB MIG 1g.5gb",  # a slice, not the whole GPU
-        "NVIDIA RTX 6000 Ada Generation",
         "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
-        "AMD Instinct MI300X",
+        "NVIDIA GeForce RTX 5060 Ti",  # 8 or 16 GB? NVML names both the same
+        "NVIDIA GH200 SXM",  # 96 or 144 GB?
+        "AMD Instinct MI250X",
         "",
     ],
 )

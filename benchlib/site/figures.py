@@ -65,10 +65,17 @@ def provenance(rows: pd.DataFrame) -> str:
         machines = "; ".join(f"{_e(subject)} ({_when(g)})" for subject, g in group.groupby("subject", sort=False))
         items.append(f"<li><strong>Measured</strong> with {_software(group.iloc[0])}: {machines}.</li>")
     reported = rows[rows["source"] == REPORTED]
-    for _, group in reported.groupby(["source_url", "date", "source_context"], sort=False, dropna=False):
+    for _, group in reported.groupby(["source_url", "source_context"], sort=False, dropna=False):
         first = group.iloc[0]
         source = _link(first["source_url"], urlparse(first["source_url"] or "").netloc or "source")
-        machines = "; ".join(_e(subject) for subject in dict.fromkeys(group["subject"]))
+        dated = dict(zip(group["subject"], group["date"]))
+        if len(set(dated.values())) == 1:
+            when = f", as of {_e(first['date'])}{stale_badge(first['date'])}"
+            machines = "; ".join(_e(subject) for subject in dated)
+        else:
+            # One source whose figures carry their own dates (a table grown over time): date each machine.
+            when = ""
+            machines = "; ".join(f"{_e(subject)} (as of {_e(day)}{stale_badge(day)})" for subject, day in dated.items())
         context = ""
         if _present(first["source_context"]):
             # Sources come with long notes on their setting; fold them so the caption stays short.
@@ -76,10 +83,7 @@ def provenance(rows: pd.DataFrame) -> str:
                 ' <details class="bench-chart__context"><summary>The source\'s setting</summary>'
                 f"<p>{_e(first['source_context'])}</p></details>"
             )
-        items.append(
-            f"<li><strong>Reported</strong> by {source}, as of {_e(first['date'])}{stale_badge(first['date'])}: "
-            f"{machines}.{context}</li>"
-        )
+        items.append(f"<li><strong>Reported</strong> by {source}{when}: {machines}.{context}</li>")
     return f'<ul class="bench-chart__sources">{"".join(items)}</ul>'
 
 
