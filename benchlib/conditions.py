@@ -181,7 +181,7 @@ def compare(
         gpu = GPUOthers(processes_before=len(held_before), processes_after=len(held_after),
                         memory_bytes=max(memory) if memory else None, sm_percent=gpu_sm_percent)
         if gpu_sm_percent is not None and gpu_sm_percent > GPU_OTHERS_MAX_SM_PERCENT:
-            reasons.append(f"another process kept the GPU's SMs {gpu_sm_percent:.0f} % busy")
+            reasons.append(f"another process kept the GPU's SMs {gpu_sm_percent:.0f}% busy")
     return Conditions(
         seconds=seconds, logical_cpus=psutil.cpu_count(logical=True), load_avg_before=before.load_1m,
         load_avg_after=after.load_1m, others_cpu_s=others_s, others_cpu_share=others_share,
@@ -220,6 +220,6 @@ def thresholds_markdown() -> str:
         "processes outside the run (all busy CPU time minus the run's own processes), and, on a GPU run where "
         "NVML shows it, other processes on the GPU. A workload is **disturbed** when other processes took more than "
         f"{OTHERS_MAX_CPU_SHARE:.0%} of the CPU, steal was above {STEAL_MAX_SHARE:.0%}, or another process kept "
-        f"the GPU's SMs more than {GPU_OTHERS_MAX_SM_PERCENT:g} % busy. A run with a disturbed workload is marked "
+        f"the GPU's SMs more than {GPU_OTHERS_MAX_SM_PERCENT:g}% busy. A run with a disturbed workload is marked "
         "disturbed in its file and wherever it is shown, and is never used as the score's reference."
     )

@@ -90,7 +90,7 @@ def test_other_processes_on_the_gpu_are_counted_and_their_sm_use_disturbs():
     c = sampler.after(before, run_pids=[child])
     assert c.gpu.processes_before == 1 and c.gpu.processes_after == 1 and c.gpu.memory_bytes == 2 << 30
     assert c.gpu.sm_percent == 40  # the run's own 97 % is not another process's
-    assert "another process kept the GPU's SMs 40 % busy" in c.disturbed
+    assert "another process kept the GPU's SMs 40% busy" in c.disturbed
 
 
 def test_gpu_use_nvml_cannot_sample_is_left_unknown():
@@ -142,7 +142,7 @@ def test_a_process_outside_the_run_counts_as_others(tmp_path):
 def test_thresholds_are_documented_from_the_constants():
     text = cond.thresholds_markdown()
     assert f"{cond.OTHERS_MAX_CPU_SHARE:.0%}" in text and f"{cond.STEAL_MAX_SHARE:.0%}" in text
-    assert f"{cond.GPU_OTHERS_MAX_SM_PERCENT:g} %" in text
+    assert f"{cond.GPU_OTHERS_MAX_SM_PERCENT:g}%" in text
 
 
 
