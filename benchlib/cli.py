@@ -1,4 +1,4 @@
-"""The `benchlib` command: probe, list, run, show, validate, import.
+"""The `benchlib` command: probe, list, run, show, validate, import, score.
 
 Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported) or a file
 is invalid; 2 usage error, with a one-line message and no traceback.
@@ -128,6 +128,7 @@ def run(
         select_workloads,
         unfinished,
     )
+    from benchlib.score_report import run_summary
     from benchlib.workloads import UnknownWorkload, Workload
 
     if devices is not None:
@@ -219,6 +220,8 @@ def run(
             raise typer.Exit(130)
     results = outcome.results
     console.print(records_table(results.measurements, f"{machine.label}: {results.suite} suite"))
+    for line in run_summary(results):
+        console.print(line)
     verb = "resumed and wrote" if path is not None else "wrote"
     # soft_wrap: a path split over two lines can't be copied into the next command.
     err.print(f"{verb} [bold]{escape(str(outcome.path))}[/] in {outcome.wall_s:.1f} s", soft_wrap=True)
@@ -240,6 +243,7 @@ def run(
 @app.command()
 def show(file: Annotated[Path, typer.Argument(help="A results file.")]) -> None:
     """Print a results file as a table."""
+    from benchlib.conditions import disturbed_line
     from benchlib.results.store import ResultsError, read_results
 
     try:
@@ -254,6 +258,9 @@ def show(file: Annotated[Path, typer.Argument(help="A results file.")]) -> None:
     )
     if not results.complete:
         console.print("[yellow]this run did not finish; the measurements below are the ones it completed[/]")
+    disturbed = disturbed_line(results)
+    if disturbed:
+        console.print(Text(disturbed, style="yellow"))
     console.print(records_table(results.measurements, f"suite {results.suite or '—'}"))
 
 
@@ -328,9 +335,11 @@ def _register_feature_commands() -> None:
     from benchlib.dated_facts import facts
     from benchlib.distributed.cli import launch
     from benchlib.fit.cli import fit, max_batch
+    from benchlib.score_report import score_command
 
     app.command("facts")(facts)
     app.command("launch")(launch)
+    app.command("score")(score_command)
     app.command("max-batch")(max_batch)
     app.command("fit")(fit)
 

@@ -57,6 +57,8 @@ class Isolated:
     exit_code: int | None
     wall_s: float
     output: str
+    # The child's process id: its GPU use belongs to the run, not to another process.
+    pid: int | None = None
 
     def crash(self) -> Crash | None:
         """The crash, when the child died without returning a result."""
@@ -194,4 +196,4 @@ def run_isolated(
         receiver.close()
         output = _read_end(log_path)
         Path(log_path).unlink(missing_ok=True)
-    return Isolated(result=result, exit_code=proc.exitcode, wall_s=time.perf_counter() - started, output=output)
+    return Isolated(result=result, exit_code=proc.exitcode, wall_s=time.perf_counter() - started, output=output, pid=proc.pid)

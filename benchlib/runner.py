@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 import benchlib
 from benchlib.backends import DeviceUnavailable, FrameworkMissing
+from benchlib.conditions import ConditionsSampler, run_disturbed, run_gpu_index
 from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
 from benchlib.results.schema import Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
 from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
@@ -305,6 +306,8 @@ def _execute(
     resolved = resolve_device(plan.device)
     history = past_durations(path.parent, plan.size)
     extra_modules = load_workload_modules()
+    # Snapshots before and after each workload, never during one: watching must not slow it.
+    sampler = ConditionsSampler(gpu_index=run_gpu_index() if resolved == "cuda" else None)
     started = time.perf_counter()
     per_workload: dict[str, float] = {}
     overhead: dict[str, float] = {}
@@ -328,12 +331,15 @@ def _execute(
                 continue
         on_start(workload)
         ctx = RunContext(device=resolved, machine=machine, size=plan.size)
+        before = sampler.snapshot()
         t0 = time.perf_counter()
+        child_pids: tuple[int, ...] = ()
         if isolate:
             child = run_isolated(
                 _workload_in_child, workload.name, ctx, plan.device, extra_modules,
                 preload=preload_modules(pending),
             )
+            child_pids = (child.pid,) if child.pid is not None else ()
             if child.output:
                 on_output(workload, child.output)
             if child.result is None:
@@ -344,6 +350,7 @@ def _execute(
         else:
             records, work_s = _storable(workload, resolved, _timed_json(workload, ctx, plan.device))
         wall = time.perf_counter() - t0
+        plan.conditions[workload.name] = sampler.after(before, child_pids)
         per_workload[workload.name] = wall
         if isolate:
             overhead[workload.name] = max(wall - work_s, 0.0)
@@ -351,6 +358,7 @@ def _execute(
         results.measurements = [m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"]
         results.measurements.extend(records)
         plan.wall_s[workload.name] = wall
+        results.disturbed = run_disturbed(results)
         results.complete = _is_complete(results)
         write_results(results, path)
         unwritten = False

@@ -7,7 +7,8 @@ The training and inference sub-scores are the same over their own tests.
 
 Unlike ai-benchmark's, a run that lacks a test (skipped, failed, never run) gets no number: the
 score is ``incomplete`` and names what is missing, instead of a geometric mean over fewer tests
-that would mean something else. The reference is a committed results file (`REFERENCE_FILE`).
+that would mean something else. The reference is the one committed results file in
+`REFERENCE_DIR`: a complete standard-suite run, never one marked disturbed (see `benchlib.conditions`).
 """
 
 from __future__ import annotations
@@ -20,16 +21,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from benchlib.conditions import disturbed_line, thresholds_markdown
 from benchlib.results.schema import MeasurementRecord, ResultsFile
-from benchlib.results.store import read_results
+from benchlib.results.store import read_results, write_results
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# The standard suite on the 2-core AMD EPYC container (no GPU) this project is developed on;
-# machine id, software and date are inside the file.
-REFERENCE_FILE = Path(__file__).resolve().parents[1] / "results" / "reference" / "local-amd-epyc-d379de7a.json"
+# The committed results; the reference folder holds exactly one run (machine, software and date
+# are inside it), named <machine id>.json.
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
+REFERENCE_DIR = RESULTS_DIR / "reference"
 SCALE = 100.0
+# The parameters the suites size differently; the others (model, architecture) say what is measured.
+SIZE_PARAMS = ("batch_size", "image_side")
+# The suites whose runs can be scored: the tests use standard-suite sizes, which a full run names
+# as missing (measured at other sizes) rather than scoring something else.
+SCORED_SUITES = ("standard", "full")
 
 
 @dataclass(frozen=True)
@@ -45,13 +53,17 @@ class ScoreTest:
     label: str
     dtype: str = "fp32"
 
-    def matches(self, row: Mapping[str, Any]) -> bool:
+    def matches(self, row: Mapping[str, Any], ignore: tuple[str, ...] = ()) -> bool:
         params = row["params"]
         return (
             row["workload"] == self.workload and row["framework"] == self.framework
             and row["metric"] == self.metric and row["dtype"] == self.dtype
-            and all(params.get(k) == v for k, v in self.params.items())
+            and all(params.get(k) == v for k, v in self.params.items() if k not in ignore)
         )
+
+    def matches_but_size(self, row: Mapping[str, Any]) -> bool:
+        """The same test at another size, as a full-suite run measures it."""
+        return self.matches(row, ignore=SIZE_PARAMS)
 
 
 def _inference(framework: str, model: str) -> tuple[ScoreTest, ScoreTest]:
@@ -91,10 +103,22 @@ class Score:
     inference: float | None = None
     reference: str = ""
 
+    @property
+    def relative_to(self) -> str:
+        return f"relative to {self.reference} (= 100)"
+
+    def missing_text(self) -> str:
+        """The missing tests, grouped by why: one framework missing takes out several at once."""
+        by_reason: dict[str, list[str]] = {}
+        for key in self.missing:
+            by_reason.setdefault(self.reasons.get(key, "not in this run"), []).append(key)
+        return "; ".join(f"{', '.join(keys)} ({reason})" for reason, keys in by_reason.items())
+
     def __str__(self) -> str:
         if self.complete:
-            return f"score {self.value:.1f} (training {self.training:.1f}, inference {self.inference:.1f}; reference = 100)"
-        return "incomplete: missing " + ", ".join(f"{k} ({self.reasons[k]})" if k in self.reasons else k for k in self.missing)
+            return (f"score {self.value:.1f} (training {self.training:.1f}, inference {self.inference:.1f}), "
+                    f"{self.relative_to}")
+        return "incomplete: missing " + self.missing_text()
 
 
 def _row(r: MeasurementRecord) -> dict[str, Any]:
@@ -118,8 +142,12 @@ def _lookup(rows: list[dict[str, Any]]) -> tuple[dict[str, tuple[float, bool]], 
         else:
             # A whole-workload failure is recorded under the workload's registry name, without params.
             failed = [r for r in rows if r["framework"] == test.framework and r["workload"].startswith(test.workload) and r["status"] != "ok"]
+            elsewhere = [r for r in rows if r["status"] == "ok" and test.matches_but_size(r)]
             if failed:
                 reasons[test.key] = f"{failed[0]['status']}: {failed[0]['message']}"
+            elif elsewhere:
+                wanted = ", ".join(f"{k}={v}" for k, v in test.params.items())
+                reasons[test.key] = f"measured only at other sizes; the score uses the standard suite's {wanted}"
     return found, reasons
 
 
@@ -127,19 +155,73 @@ def _geomean(values: list[float]) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
-def load_reference(path: Path | str = REFERENCE_FILE) -> ResultsFile:
-    """The reference run; ValueError if it lacks a test (then no score could be 100 for it)."""
-    reference = read_results(path)
-    found, _ = _lookup([_row(r) for r in reference.measurements])
-    absent = [t.key for t in SCORE_TESTS if t.key not in found]
+def reference_file(folder: Path | None = None) -> Path:
+    """The one results file in ``folder`` (`REFERENCE_DIR`); ValueError if there is none, or more than one."""
+    folder = REFERENCE_DIR if folder is None else folder
+    found = sorted(p for p in Path(folder).glob("*.json") if not p.name.startswith("."))
+    if len(found) != 1:
+        what = "no results file" if not found else f"{len(found)} results files ({', '.join(p.name for p in found)})"
+        raise ValueError(f"{folder} holds {what}; the score needs exactly one reference run there")
+    return found[0]
+
+
+def check_reference(reference: ResultsFile, path: Path | str) -> None:
+    """ValueError unless ``reference`` can be the score's 100: a complete, measured, undisturbed standard run."""
+    if reference.provenance.kind != "measured" or reference.suite != "standard":
+        what = "reported figures" if reference.provenance.kind != "measured" else f"a {reference.suite or 'suite-less'} run"
+        raise ValueError(f"reference {path} must be a measured standard-suite run, not {what}")
+    if reference.disturbed:
+        raise ValueError(
+            f"reference {path} is marked disturbed, so it can't be the score's 100 ({disturbed_line(reference)}); "
+            "re-measure it on a quiet machine with `python benchmarks/score_spread.py --write-reference`"
+        )
+    absent = untested(reference)
     if absent:
         raise ValueError(f"reference {path} has no valid measurement for: {', '.join(absent)}")
+
+
+def untested(results: ResultsFile) -> list[str]:
+    """The score tests ``results`` has no valid measurement for; a run can be a yardstick only without any."""
+    found, _ = _lookup([_row(r) for r in results.measurements])
+    return [t.key for t in SCORE_TESTS if t.key not in found]
+
+
+def load_reference(path: Path | str | None = None) -> ResultsFile:
+    """The reference run (by default the one in `REFERENCE_DIR`); ValueError if it can't be one."""
+    path = reference_file() if path is None else path
+    reference = read_results(path)
+    check_reference(reference, path)
+    return reference
+
+
+def write_reference(run: Path | str, folder: Path | None = None) -> Path:
+    """Make ``run`` the score's reference: ``folder`` (`REFERENCE_DIR`)/<machine id>.json, replacing the one there.
+
+    Only a run whose conditions were recorded and quiet qualifies (ValueError says why not).
+    """
+    folder = REFERENCE_DIR if folder is None else folder
+    results = read_results(run, mark_implausible=False)
+    check_reference(results, run)
+    if results.disturbed is None:
+        raise ValueError(f"{run} has no record of the machine's conditions (an older benchlib wrote it); a reference must be shown quiet")
+    target = write_results(results, Path(folder) / f"{results.machine.id}.json")
+    for old in Path(folder).glob("*.json"):
+        if old != target:
+            old.unlink()
+    return target
+
+
+def _given(reference: ResultsFile | None) -> ResultsFile:
+    """``reference`` checked like a loaded one, or the committed reference."""
+    if reference is None:
+        return load_reference()
+    check_reference(reference, f"run {reference.run_id} of {reference.machine.label}")
     return reference
 
 
 def score(records: Iterable[MeasurementRecord], reference: ResultsFile | None = None) -> Score:
-    """Score one run's records against the reference run."""
-    return _score([_row(r) for r in records], reference or load_reference())
+    """Score one run's records against the reference run; ValueError if that can't be a reference."""
+    return _score([_row(r) for r in records], _given(reference))
 
 
 def _score(rows: list[dict[str, Any]], reference: ResultsFile) -> Score:
@@ -153,7 +235,7 @@ def _score(rows: list[dict[str, Any]], reference: ResultsFile) -> Score:
             # A throughput is 1 / time, so ref time / measured time = measured / ref throughput.
             ratios[test.key] = value / ref_value if higher_is_better else ref_value / value
     missing = [t.key for t in SCORE_TESTS if t.key not in ratios]
-    label = f"{reference.machine.label}, run {reference.run_id}"
+    label = f"{reference.machine.label}, measured {reference.created:%Y-%m-%d}"
     if missing:
         return Score(value=None, complete=False, missing=missing, ratios=ratios,
                      reasons={k: v for k, v in reasons.items() if k in missing}, reference=label)
@@ -168,12 +250,12 @@ def _score(rows: list[dict[str, Any]], reference: ResultsFile) -> Score:
 def score_frame(df: "pd.DataFrame", reference: ResultsFile | None = None) -> "pd.DataFrame":
     """One score per results file in a `load_results` DataFrame (measured files only).
 
-    Columns: file, machine_label, machine_id, device_name, created, score, training, inference,
-    complete, missing (comma-separated keys).
+    Columns: file, machine_label, machine_id, device_name, created, disturbed (True, False, or
+    None where not recorded), score, training, inference, complete, missing (comma-separated keys).
     """
     import pandas as pd
 
-    reference = reference or load_reference()
+    reference = _given(reference)
     out = []
     measured = df[df["provenance"] == "measured"]
     for file, group in measured.groupby("file", sort=False):
@@ -189,15 +271,22 @@ def score_frame(df: "pd.DataFrame", reference: ResultsFile | None = None) -> "pd
         out.append({
             "file": file, "machine_label": first["machine_label"], "machine_id": first["machine_id"],
             "device_name": names.iloc[0] if len(names) else None, "created": first["created"],
+            "disturbed": None if pd.isna(first["disturbed"]) else bool(first["disturbed"]),
             "score": s.value, "training": s.training, "inference": s.inference,
             "complete": s.complete, "missing": ", ".join(s.missing),
         })
-    return pd.DataFrame(out, columns=["file", "machine_label", "machine_id", "device_name", "created", "score",
-                                      "training", "inference", "complete", "missing"])
+    return pd.DataFrame(out, columns=["file", "machine_label", "machine_id", "device_name", "created", "disturbed",
+                                      "score", "training", "inference", "complete", "missing"])
 
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
+
+
+def _conditions_note(reference: ResultsFile) -> str:
+    if reference.disturbed is None:
+        return "What else the machine was doing during this run was not recorded: the run predates that record."
+    return "The machine was quiet throughout the run (no workload disturbed)."
 
 
 def methodology_markdown(reference: ResultsFile | None = None) -> str:
@@ -224,7 +313,9 @@ def methodology_markdown(reference: ResultsFile | None = None) -> str:
         "*incomplete*, with the missing tests named.",
         "",
         f"**Reference machine:** {machine.label} (`{machine.id}`), standard suite run `{reference.run_id}` "
-        f"of {reference.created:%Y-%m-%d}" + (f"; {stack}" if stack else "") + ".",
+        f"of {reference.created:%Y-%m-%d}" + (f"; {stack}" if stack else "") + ". " + _conditions_note(reference),
+        "",
+        thresholds_markdown(),
         "",
         "| test | kind | workload | framework | measurement | reference value |",
         "|---|---|---|---|---|---|",

@@ -2,42 +2,25 @@
 
 import json
 import math
-from datetime import datetime, timezone
 
 import pytest
 
 from benchlib.results.load import load_results
-from benchlib.results.schema import MeasurementRecord, Metric, ResultsFile
-from benchlib.results.store import write_results
-from benchlib.score import REFERENCE_FILE, SCORE_TESTS, load_reference, methodology_markdown, score, score_frame
+from benchlib.results.schema import MeasurementRecord, Metric
+from benchlib.results.store import read_results, write_results
+from benchlib.score import (
+    REFERENCE_DIR,
+    SCORE_TESTS,
+    load_reference,
+    methodology_markdown,
+    reference_file,
+    score,
+    score_frame,
+    write_reference,
+)
+from benchlib.score_report import run_summary
 from benchlib.workloads import all_workloads
-
-HIGHER = {"throughput": True, "latency_p50": False, "epoch_time": False}
-
-
-def records(factor=1.0, skip=(), per_test=None):
-    """One record per score test; ``factor`` = how many times faster than the reference."""
-    out = []
-    for i, t in enumerate(SCORE_TESTS):
-        if t.key in skip:
-            continue
-        ref = 10.0 + i
-        f = (per_test or {}).get(t.key, factor)
-        value = ref * f if HIGHER[t.metric] else ref / f
-        out.append(MeasurementRecord(
-            workload=t.workload, framework=t.framework, device="cpu", dtype=t.dtype,
-            params=dict(t.params) | {"extra": "ignored"}, metric=Metric(name=t.metric, unit="u", higher_is_better=HIGHER[t.metric]),
-            value=value,
-        ))
-    return out
-
-
-def results(measurements, machine, label="Reference CPU"):
-    return ResultsFile(
-        run_id="r1", created=datetime(2026, 11, 21, tzinfo=timezone.utc), benchlib_version="0.1.0",
-        methodology_version="1", suite="standard", complete=True,
-        machine=machine.model_copy(update={"label": label}), measurements=measurements,
-    )
+from score_samples import BUSY, records, results, with_conditions
 
 
 @pytest.fixture
@@ -143,6 +126,125 @@ def test_a_reference_missing_a_test_is_rejected(tmp_path, machine):
 def test_committed_reference_is_a_real_measured_run_covering_every_test():
     reference = load_reference()
     assert reference.provenance.kind == "measured" and reference.suite == "standard" and reference.complete
-    assert REFERENCE_FILE.stem == reference.machine.id
+    assert reference_file().stem == reference.machine.id and reference_file().parent == REFERENCE_DIR
+    assert reference.disturbed is not True
     assert score(reference.measurements, reference).value == pytest.approx(100)
-    json.loads(REFERENCE_FILE.read_text())
+    json.loads(reference_file().read_text())
+
+
+def test_a_disturbed_reference_is_refused_with_what_to_do(tmp_path, machine):
+    busy = with_conditions(results(records(), machine), {"inference": BUSY})
+    write_results(busy, tmp_path / "busy.json")
+    with pytest.raises(ValueError) as info:
+        load_reference(tmp_path / "busy.json")
+    message = str(info.value)
+    assert "busy.json is marked disturbed" in message and "inference: other processes took 40% of the CPU" in message
+    assert "benchmarks/score_spread.py --write-reference" in message
+
+
+def test_score_refuses_a_disturbed_reference_it_is_given(machine):
+    busy = with_conditions(results(records(), machine), {"inference": BUSY})
+    with pytest.raises(ValueError, match="reference run r1 of Reference CPU is marked disturbed"):
+        score(records(factor=2.0), busy)
+
+
+def test_the_reference_is_the_one_file_in_its_folder(tmp_path, machine):
+    with pytest.raises(ValueError, match="holds no results file"):
+        reference_file(tmp_path)
+    write_results(results(records(), machine), tmp_path / "a.json")
+    assert reference_file(tmp_path) == tmp_path / "a.json"
+    write_results(results(records(), machine), tmp_path / "b.json")
+    with pytest.raises(ValueError, match=r"holds 2 results files \(a.json, b.json\)"):
+        reference_file(tmp_path)
+
+
+def test_write_reference_replaces_the_old_one_with_a_quiet_run(tmp_path, machine):
+    folder = tmp_path / "reference"
+    write_results(results(records(), machine), folder / "old-machine.json")
+    quiet = with_conditions(results(records(factor=2.0), machine))
+    write_results(quiet, tmp_path / "quiet.json")
+    target = write_reference(tmp_path / "quiet.json", folder)
+    assert target == folder / f"{machine.id}.json" and [p.name for p in folder.iterdir()] == [target.name]
+    assert read_results(target) == quiet
+
+
+@pytest.mark.parametrize("run, why", [
+    (lambda m: with_conditions(results(records(), m), {"cnn_fashion_mnist": BUSY}), "is marked disturbed"),
+    (lambda m: results(records(), m), "has no record of the machine's conditions"),
+    (lambda m: with_conditions(results(records(skip={"cnn-torch"}), m)), "no valid measurement for: cnn-torch"),
+])
+def test_write_reference_refuses_a_run_that_cant_be_100(tmp_path, machine, run, why):
+    folder = tmp_path / "reference"
+    write_results(results(records(), machine), folder / "old.json")
+    write_results(run(machine), tmp_path / "run.json")
+    with pytest.raises(ValueError, match=why):
+        write_reference(tmp_path / "run.json", folder)
+    assert [p.name for p in folder.iterdir()] == ["old.json"]
+
+
+def test_a_test_measured_only_at_other_sizes_says_so(reference):
+    full = [r.model_copy(update={"params": r.params | {"batch_size": 1024}}) if r.workload == "cnn_fashion_mnist" else r
+            for r in records()]
+    s = score(full, reference)
+    assert s.reasons["cnn-torch"] == "measured only at other sizes; the score uses the standard suite's batch_size=256"
+
+
+def test_missing_tests_are_grouped_by_reason(reference):
+    keep = [r for r in records() if r.framework != "tensorflow"]
+    skipped = MeasurementRecord(workload="inference_keras", framework="tensorflow", device="cpu",
+                                metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
+                                status="skipped", message="tensorflow is not installed")
+    assert score(keep + [skipped], reference).missing_text() == (
+        "cnn-tensorflow (not in this run); resnet50-tensorflow-b1, resnet50-tensorflow-b32, mobilenet_v2-tensorflow-b1, "
+        "mobilenet_v2-tensorflow-b32 (skipped: tensorflow is not installed)"
+    )
+
+
+def plain(lines):
+    return "\n".join(line.plain for line in lines)
+
+
+def test_after_a_standard_run_the_score_says_what_it_is_relative_to(reference, machine):
+    run = with_conditions(results(records(factor=2.0), machine, "Fast box"))
+    text = plain(run_summary(run, reference))
+    assert text == ("score 200.0  training 200.0, inference 200.0; "
+                    "relative to Reference CPU, measured 2026-11-21 (= 100)")
+
+
+def test_after_an_incomplete_run_the_missing_tests_are_named(reference, machine):
+    run = results(records(skip={"cnn-torch", "resnet50-tensorflow-b1", "resnet50-tensorflow-b32"}), machine, "Partial box")
+    assert plain(run_summary(run, reference)) == (
+        "score: incomplete, 3 of 11 tests missing: cnn-torch, resnet50-tensorflow-b1, resnet50-tensorflow-b32 (not in this run)"
+    )
+
+
+def test_after_a_disturbed_run_the_workloads_and_reasons_are_named(reference, machine):
+    run = with_conditions(results(records(factor=2.0), machine), {"inference": BUSY})
+    lines = run_summary(run, reference)
+    assert lines[0].plain == ("disturbed run: other work on this machine may have slowed 1 workload(s) "
+                              "(inference: other processes took 40% of the CPU (0.80 CPUs on average))")
+    assert lines[0].style == "yellow"
+    assert lines[1].plain.endswith("; disturbed run, so likely too low")
+
+
+def test_a_quick_run_gets_no_score_and_is_told_why(reference, machine):
+    run = results(records(), machine).model_copy(update={"suite": "quick"})
+    assert plain(run_summary(run, reference)).startswith("no score: a quick run; the score's tests are the standard suite's sizes")
+
+
+def test_score_frame_and_site_table_show_a_disturbed_run(tmp_path, reference, machine, monkeypatch):
+    import benchlib.score as score_module
+    from benchlib.site.sources import SiteData
+    from benchlib.site.training import score_html
+
+    write_results(with_conditions(results(records(factor=2.0), machine, "Busy box"), {"inference": BUSY}), tmp_path / "busy.json")
+    write_results(with_conditions(results(records(factor=3.0), machine, "Quiet box")), tmp_path / "quiet.json")
+    write_results(results(records(factor=4.0), machine, "Old box"), tmp_path / "old.json")
+    frame = load_results(tmp_path)
+    rows = score_frame(frame, reference).set_index("machine_label")
+    assert rows.loc["Busy box", "disturbed"] is True and rows.loc["Quiet box", "disturbed"] is False
+    assert rows.loc["Old box", "disturbed"] is None
+    monkeypatch.setattr(score_module, "load_reference", lambda path=None: reference)
+    html = score_html(SiteData(frame=frame, results_dir=tmp_path, build_files=frozenset()))
+    assert "<td>disturbed</td>" in html and "<td>quiet</td>" in html and "<td>not recorded</td>" in html
+    assert "200 (disturbed)" in html

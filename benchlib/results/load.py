@@ -12,7 +12,7 @@ from benchlib.results.schema import ResultsFile
 from benchlib.results.store import iter_result_paths, read_results
 
 COLUMNS = [
-    "file", "run_id", "created", "suite", "complete", "benchlib_version", "methodology_version",
+    "file", "run_id", "created", "suite", "complete", "disturbed", "benchlib_version", "methodology_version",
     "provenance", "source_url", "source_as_of", "source_context",
     "machine_id", "machine_label", "platform", "cpu_model", "gpu_name", "gpu_count",
     "python_version", "torch_version", "tf_version",
@@ -32,6 +32,7 @@ def rows_of(results: ResultsFile, file: str) -> list[dict]:
         "created": pd.Timestamp(results.created).tz_convert("UTC") if results.created.tzinfo else pd.Timestamp(results.created, tz="UTC"),
         "suite": results.suite,
         "complete": results.complete,
+        "disturbed": results.disturbed,
         "benchlib_version": results.benchlib_version,
         "methodology_version": results.methodology_version,
         "provenance": results.provenance.kind,

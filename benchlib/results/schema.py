@@ -202,6 +202,36 @@ class MeasurementRecord(_Model):
         return self
 
 
+class GPUOthers(_Model):
+    """Other processes on the run's GPU, as NVML lists them (in a container, only the container's own)."""
+
+    processes_before: int = Field(description="Processes outside this run holding a compute context just before the workload.")
+    processes_after: int = Field(description="The same, just after it.")
+    memory_bytes: int | None = Field(None, description="The most GPU memory those processes held, before or after.")
+    sm_percent: float | None = Field(
+        None, description="The highest SM use NVML sampled for one of them during the workload; absent where NVML keeps no per-process samples."
+    )
+
+
+class Conditions(_Model):
+    """What else the machine did while one workload ran, from snapshots taken just before and just after it.
+
+    A field is absent where the operating system or driver doesn't report it; nothing is guessed.
+    """
+
+    seconds: float = Field(description="Time between the two snapshots.")
+    logical_cpus: int | None = None
+    load_avg_before: float | None = Field(None, description="1-minute load average before the workload; counts this run's own processes too.")
+    load_avg_after: float | None = Field(None, description="1-minute load average after it.")
+    others_cpu_s: float | None = Field(None, description="CPU seconds used by processes outside this run (all CPU busy time minus this run's process tree).")
+    others_cpu_share: float | None = Field(None, description="others_cpu_s over all the CPU time that passed (every CPU, busy or idle): the share of the machine they took.")
+    steal_share: float | None = Field(None, description="The share of the CPU time the hypervisor gave to other virtual machines (Linux 'steal').")
+    gpu: GPUOthers | None = Field(None, description="Other processes on the GPU the run used; absent for CPU runs and without NVML.")
+    disturbed: list[str] = Field(
+        default_factory=list, description="Why other work may have slowed this workload, one reason each; empty when the machine was quiet."
+    )
+
+
 class RunPlan(_Model):
     """What a run set out to do, so that `benchlib run --resume` can finish it after a kill."""
 
@@ -212,6 +242,9 @@ class RunPlan(_Model):
     wall_s: dict[str, float] = Field(
         default_factory=dict,
         description="Wall seconds per finished workload, process start-up included; --budget estimates from them.",
+    )
+    conditions: dict[str, Conditions] = Field(
+        default_factory=dict, description="Per finished workload: what else the machine was doing while it ran."
     )
 
 
@@ -227,6 +260,11 @@ class ResultsFile(_Model):
     provenance: Provenance = Field(default_factory=Provenance)
     measurements: list[MeasurementRecord] = Field(default_factory=list)
     plan: RunPlan | None = Field(None, description="Set by `benchlib run`; absent in reported and older files.")
+    disturbed: bool | None = Field(
+        None,
+        description="True when other work on the machine may have slowed any workload (reasons in plan.conditions); "
+        "absent where conditions were not recorded (reported and older files). A disturbed run is never a score reference.",
+    )
 
     @field_validator("created")
     @classmethod

@@ -208,19 +208,29 @@ def score_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return score_frame(frame)
 
 
+def _conditions(disturbed: bool | None) -> str:
+    """What the score table says about the machine during a run (see `benchlib.conditions`)."""
+    return "not recorded" if disturbed is None else "disturbed" if disturbed else "quiet"
+
+
 def score_chart(rows: pd.DataFrame, *, width: int | str = "container") -> alt.LayerChart:
     """Complete scores only (an incomplete run has no score), the reference's 100 marked by a rule."""
     import altair as alt
 
-    done = rows[rows["complete"]].sort_values("created").drop_duplicates("machine_label", keep="last")
+    # Per machine its newest run, and a disturbed one only where the machine has no other.
+    done = rows[rows["complete"]]
+    done = (done.assign(quiet=~done["disturbed"].eq(True)).sort_values(["quiet", "created"])
+            .drop_duplicates("machine_label", keep="last"))
     if done.empty:
         raise ValueError("no complete benchlib score to chart")
-    data = done.assign(label=[f"{v:.0f}" for v in done["score"]])[["machine_label", "score", "training", "inference", "label"]]
+    labels = [f"{v:.0f}" + (" (disturbed)" if d is True else "") for v, d in zip(done["score"], done["disturbed"])]
+    data = done.assign(label=labels, conditions=[_conditions(d) for d in done["disturbed"]])[
+        ["machine_label", "score", "training", "inference", "label", "conditions"]]
     order = list(data.sort_values("score", ascending=False)["machine_label"])
     x = alt.X("score:Q", title="benchlib score (reference machine = 100), higher is better",
               scale=alt.Scale(domain=[0, float(data["score"].max()) * 1.25], nice=True))
     tooltip = [alt.Tooltip("machine_label:N", title="machine"), alt.Tooltip("score:Q", format=".1f"),
-               alt.Tooltip("training:Q", format=".1f"), alt.Tooltip("inference:Q", format=".1f")]
+               alt.Tooltip("training:Q", format=".1f"), alt.Tooltip("inference:Q", format=".1f"), alt.Tooltip("conditions:N")]
     base = alt.Chart(data).encode(y=alt.Y("machine_label:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)), x=x, tooltip=tooltip)
     rule = alt.Chart(pd.DataFrame({"at": [100.0]})).mark_rule(strokeDash=[4, 3]).encode(x="at:Q")
     return (
@@ -293,12 +303,12 @@ def score_html(data: SiteData) -> str:
         rows = score_rows(data.frame)
     except ValueError as exc:  # the reference file is missing or unreadable: say so, don't break the build
         return _empty("score", "benchlib score") + f'<p class="bench-chart__note">{_e(exc)}</p>'
-    head = "".join(f"<th>{h}</th>" for h in ("Machine", "Score", "Training", "Inference", "Complete", "Missing tests", "File"))
+    head = "".join(f"<th>{h}</th>" for h in ("Machine", "Score", "Training", "Inference", "Complete", "Missing tests", "Conditions", "File"))
     body = "".join(
         "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in (
             r.machine_label, f"{r.score:.1f}" if pd.notna(r.score) else "—",
             f"{r.training:.1f}" if pd.notna(r.training) else "—", f"{r.inference:.1f}" if pd.notna(r.inference) else "—",
-            "yes" if r.complete else "no (incomplete)", r.missing, r.file)) + "</tr>"
+            "yes" if r.complete else "no (incomplete)", r.missing, _conditions(r.disturbed), r.file)) + "</tr>"
         for r in rows.itertuples()
     )
     table = f'<div class="md-typeset__table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
@@ -306,7 +316,8 @@ def score_html(data: SiteData) -> str:
         return _empty("score", "complete benchlib score") + f'<details class="note bench-chart__data"><summary>Runs</summary>{table}</details>'
     caption = ("<p>100 × the geometric mean of reference time / measured time over the score's tests; "
                "the reference machine scores 100 (dashed line). Runs missing a test have no score and are "
-               "listed in the table as incomplete.</p>")
+               "listed in the table as incomplete. A run marked <em>disturbed</em> shared the machine with other "
+               "work that may have slowed it (see Methodology).</p>")
     return _figure("score", score_chart, rows, caption, table)
 
 

@@ -1,0 +1,193 @@
+"""The score in the terminal: what `benchlib run` prints after a run, and `benchlib score` for saved runs.
+
+Every string from a results file is printed as plain `Text`, never as rich markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from benchlib.conditions import disturbed_line
+from benchlib.results.schema import ResultsFile
+from benchlib.score import RESULTS_DIR, SCORE_TESTS, SCORED_SUITES, Score, load_reference, score
+
+
+def _not_scored(results: ResultsFile) -> str | None:
+    """Why a run can't be scored, or None if it can."""
+    if results.provenance.kind != "measured":
+        return "reported figures, not a benchlib run; the score needs a measured standard-suite run"
+    if results.suite not in SCORED_SUITES:
+        return (f"a {results.suite or 'suite-less'} run; the score's tests are the standard suite's sizes, "
+                "so run `benchlib run --suite standard`")
+    return None
+
+
+def run_summary(results: ResultsFile, reference: ResultsFile | None = None) -> list[Text]:
+    """What `benchlib run` prints at the end: which workloads were disturbed, and the score."""
+    lines = []
+    disturbed = disturbed_line(results)
+    if disturbed:
+        lines.append(Text(disturbed, style="yellow"))
+    why_not = _not_scored(results)
+    if why_not:
+        return lines + [Text(f"no score: {why_not}", style="dim")]
+    try:
+        reference = reference or load_reference()
+    except ValueError as exc:  # no reference here (an installed package), or one that can't be 100
+        return lines + [Text(f"no score: {exc}", style="yellow")]
+    s = score(results.measurements, reference)
+    if s.complete:
+        line = Text.assemble(("score ", "bold"), (f"{s.value:.1f}", "bold green"),
+                             f"  training {s.training:.1f}, inference {s.inference:.1f}; {s.relative_to}")
+        if results.disturbed:
+            line.append("; disturbed run, so likely too low", style="yellow")
+    else:
+        line = Text.assemble(("score: incomplete", "yellow"),
+                             f", {len(s.missing)} of {len(SCORE_TESTS)} tests missing: {s.missing_text()}")
+    return lines + [line]
+
+
+@dataclass(frozen=True)
+class _Column:
+    role: str
+    results: ResultsFile
+    score: Score
+    path: Path
+
+
+def _conditions_cell(results: ResultsFile) -> Text:
+    if results.disturbed is None:
+        return Text("not recorded", style="dim")
+    return Text("disturbed", style="yellow") if results.disturbed else Text("quiet", style="green")
+
+
+def _number(value: float | None, none: Text) -> Text:
+    return Text(f"{value:.1f}") if value is not None else none
+
+
+def comparison_table(columns: list[_Column]) -> Table:
+    """One column per run: machine, date, suite, conditions, then the overall, training and inference score."""
+    table = Table(title="benchlib score")
+    table.add_column("")
+    for c in columns:
+        table.add_column(Text(c.role), overflow="fold", justify="right")
+    rows: list[tuple[str, list[Text]]] = [
+        ("machine", [Text(c.results.machine.label) for c in columns]),
+        ("date", [Text(f"{c.results.created:%Y-%m-%d}") for c in columns]),
+        ("suite", [Text(c.results.suite or "—") for c in columns]),
+        ("conditions", [_conditions_cell(c.results) for c in columns]),
+        ("score", [_number(c.score.value, Text("incomplete", style="yellow")) for c in columns]),
+        ("training", [_number(c.score.training, Text("—")) for c in columns]),
+        ("inference", [_number(c.score.inference, Text("—")) for c in columns]),
+    ]
+    for name, cells in rows:
+        table.add_row(Text(name, style="bold" if name == "score" else ""), *cells)
+    return table
+
+
+def _committed(exclude: set[tuple[str, str]], reference: ResultsFile) -> list[tuple[Path, ResultsFile]]:
+    """The newest measured standard-suite run of each committed machine other than the reference's run."""
+    from benchlib.results.store import ResultsError, iter_result_paths, read_results
+
+    newest: dict[str, tuple[Path, ResultsFile]] = {}
+    for path in iter_result_paths(RESULTS_DIR) if RESULTS_DIR.is_dir() else []:
+        try:
+            results = read_results(path)
+        except ResultsError:
+            continue  # `benchlib validate results` reports these; a comparison column is optional
+        key = (results.machine.id, results.run_id)
+        if key in exclude or key == (reference.machine.id, reference.run_id) or _not_scored(results) or results.suite != "standard":
+            continue
+        if results.machine.id not in newest or newest[results.machine.id][1].created < results.created:
+            newest[results.machine.id] = (path, results)
+    return list(newest.values())
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working folder where it is inside it: shorter, and still copyable."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def score_command(
+    paths: Annotated[list[Path], typer.Argument(help="Results files or folders (searched recursively).", show_default=False)],
+) -> None:
+    """Print the score of saved runs side by side, with the reference machine and the committed machines' runs.
+
+    The score is 100 x the geometric mean of reference time / measured time over the standard
+    suite's score tests (see the Methodology page). A run missing a test is incomplete; a run
+    that other work on the machine disturbed is marked so. Exits 1 if a file is invalid or
+    none of the files is a measured standard-suite run, 2 if a path doesn't exist.
+    """
+    from benchlib.cli import console, err, usage_error
+    from benchlib.results.store import ResultsError, iter_result_paths, read_results
+    from benchlib.score import reference_file
+
+    for path in paths:
+        if not path.exists():
+            raise usage_error(f"{path}: no such results file or folder")
+    if not any(True for _ in iter_result_paths(paths)):
+        raise usage_error("no results files found in " + ", ".join(map(str, paths)))
+    try:
+        reference = load_reference()
+    except ValueError as exc:
+        err.print(Text.assemble(("no reference: ", "bold red"), str(exc)), soft_wrap=True)
+        raise typer.Exit(1)
+    invalid = 0
+    given: list[tuple[Path, ResultsFile]] = []
+    for named in paths:
+        # A file named on the command line gets its own message; a folder's other runs one line.
+        passed_over: dict[str, int] = {}
+        for path in iter_result_paths(named):
+            try:
+                results = read_results(path)
+            except ResultsError as exc:
+                invalid += 1
+                err.print(Text.assemble(("invalid ", "red"), str(exc)), soft_wrap=True)
+                continue
+            why_not = _not_scored(results)
+            if why_not and named.is_dir():
+                kind = "reported" if results.provenance.kind != "measured" else f"{results.suite or 'suite-less'} suite"
+                passed_over[kind] = passed_over.get(kind, 0) + 1
+            elif why_not:
+                err.print(Text.assemble(("not scored ", "yellow"), f"{path}: {why_not}"), soft_wrap=True)
+            else:
+                given.append((path, results))
+        if passed_over:
+            kinds = ", ".join(f"{n} {kind}" for kind, n in passed_over.items())
+            err.print(Text(f"left out {sum(passed_over.values())} run(s) in {named} that aren't measured standard-suite runs ({kinds})",
+                           style="dim"), soft_wrap=True)
+    if not given:
+        err.print(Text("nothing to score: no measured standard-suite run among " + ", ".join(map(str, paths))), soft_wrap=True)
+        raise typer.Exit(1)
+
+    ref_key = (reference.machine.id, reference.run_id)
+    columns: list[_Column] = []
+    for i, (path, results) in enumerate(given, 1):
+        role = "reference" if (results.machine.id, results.run_id) == ref_key else f"run {i}"
+        columns.append(_Column(role, results, score(results.measurements, reference), path))
+    if all(c.role != "reference" for c in columns):
+        columns.append(_Column("reference", reference, score(reference.measurements, reference), reference_file()))
+    for path, results in _committed({(r.machine.id, r.run_id) for _, r in given}, reference):
+        columns.append(_Column("committed", results, score(results.measurements, reference), path))
+
+    console.print(comparison_table(columns))
+    console.print(Text(f"Scores are {columns[0].score.relative_to}."), soft_wrap=True)
+    for c in columns:
+        console.print(Text(f"{c.role}: {_shown(c.path)}", style="dim"), soft_wrap=True)
+        if not c.score.complete:
+            console.print(Padding(Text(f"incomplete: missing {c.score.missing_text()}", style="yellow"), (0, 0, 0, 2)))
+        disturbed = disturbed_line(c.results)
+        if disturbed:
+            console.print(Padding(Text(disturbed, style="yellow"), (0, 0, 0, 2)))
+    if invalid:
+        raise typer.Exit(1)
