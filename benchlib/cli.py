@@ -1,7 +1,8 @@
 """The `benchlib` command: probe, list, run, show, validate, import.
 
-Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported) or a file
-is invalid; 2 usage error, with a one-line message and no traceback.
+Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported), a file
+is invalid, or the results file can't be written (a full disk); 2 usage error, with a one-line
+message and no traceback.
 
 Every string that comes from a results file is printed as plain text (`Text`, `escape`), never
 as rich markup: a device name like "[/]" must neither style the output nor crash it.
@@ -118,7 +119,9 @@ def run(
     from benchlib.results.store import ResultsError
     from benchlib.runner import (
         SUITES,
+        NothingToResume,
         ResumeError,
+        SaveError,
         find_resumable,
         preload_modules,
         resolve_device,
@@ -166,6 +169,10 @@ def run(
         try:
             path = find_resumable(resume, machine.id)
             previous = resumable(path, machine)
+        except NothingToResume as done:
+            # Resuming is idempotent: a run that finished (say, within its --budget) is not an error.
+            err.print(Text(str(done)), soft_wrap=True)
+            return
         except (ResumeError, ResultsError) as exc:
             raise usage_error(str(exc))
         suite = previous.plan.size if previous.plan else suite
@@ -210,6 +217,11 @@ def run(
             raise usage_error(f"{path}: {exc}; the run needs the same workloads installed to resume")
         except DeviceUnavailable as exc:
             raise usage_error(f"{path}: {exc}; this run can only be finished on a machine with that device")
+        except SaveError as exc:
+            # A full disk or a read-only folder is no bug of benchlib's: one message, no traceback.
+            progress.stop()
+            err.print(Text.assemble(("error:", "bold red"), " ", str(exc)), soft_wrap=True)
+            raise typer.Exit(1)
         except KeyboardInterrupt:
             progress.stop()
             err.print(
