@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 import benchlib
 from benchlib.backends import DeviceUnavailable, FrameworkMissing
+from benchlib.quiet import drop_noise
 from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
 from benchlib.results.schema import Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
 from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
@@ -384,8 +385,10 @@ def _execute(
                 _workload_in_child, workload.name, ctx, plan.device, extra_modules,
                 preload=preload_modules(pending),
             )
-            if child.output:
-                on_output(workload, child.output)
+            # Framework start-up chatter stays in the crash record's tail, not on the screen.
+            shown = drop_noise(child.output)
+            if shown.strip():
+                on_output(workload, shown)
             if child.result is None:
                 message = f"{workload.name}: {child.describe_crash()}"
                 records, work_s = [failure_record(workload, resolved, "error", message, crash=child.crash())], child.wall_s
