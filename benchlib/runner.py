@@ -10,6 +10,7 @@ interpreter (segfault, OOM killer) is recorded as an error too. A run killed fro
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import json
@@ -68,15 +69,13 @@ class SaveError(RuntimeError):
         self.path = path
         self.saved = saved
         reason = cause.strerror or str(cause)
+        fix = "free some space" if cause.errno in (errno.ENOSPC, errno.EDQUOT) else "make the folder writable"
         if saved is None:
-            message = (
-                f"cannot write {path}: {reason}. Nothing was saved; free some space or choose another "
-                "--out folder, then run again."
-            )
+            message = f"cannot write {path}: {reason}. Nothing was saved; {fix} or choose another --out folder, then run again."
         else:
             held = f"the {len(saved)} finished workload(s) {', '.join(saved)}" if saved else "the run's plan, no workload yet"
             message = (
-                f"cannot write {path}: {reason}. The file is intact and holds {held}; free some space, "
+                f"cannot write {path}: {reason}. The file is intact and holds {held}; {fix}, "
                 f"then finish the run with `benchlib run --resume {path}`."
             )
         super().__init__(message)
@@ -326,8 +325,10 @@ def _write_stderr(workload: Workload, output: str) -> None:
 
 
 def _save(results: ResultsFile, path: Path, saved: list[str] | None) -> list[str]:
-    """Write ``results``; returns the finished workloads now on disk. SaveError, naming what the file
-    still holds (``saved``), if the disk or folder refuses the write."""
+    """Write ``results`` and return the finished workloads now on disk.
+
+    If the disk or folder refuses the write: SaveError, saying what the file still holds (``saved``).
+    """
     try:
         write_results(results, path)
     except OSError as exc:

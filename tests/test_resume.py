@@ -455,8 +455,24 @@ def test_full_disk_before_anything_is_saved_says_to_choose_another_folder(tmp_pa
     assert result.exit_code == 1 and "Traceback" not in result.output
     text = " ".join(result.output.split())
     assert f"cannot write {tmp_path / machine.id}" in text and "No space left on device" in text
-    assert "Nothing was saved" in text and "choose another --out folder" in text
+    assert "Nothing was saved; free some space or choose another --out folder" in text
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_an_unwritable_folder_says_so_rather_than_to_free_space(tmp_path, machine, fakes, monkeypatch):
+    from benchlib import probe, runner
+    from benchlib.cli import app
+
+    monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)
+
+    def refuse(results, path):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path.parent))
+
+    monkeypatch.setattr(runner, "write_results", refuse)
+    result = CliRunner().invoke(app, ["run", "--only", "a", "--no-isolate", "--out", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert "Permission denied. Nothing was saved; make the folder writable or choose another --out folder" in text
 
 
 def test_a_failed_write_keeps_the_previous_file_whole(tmp_path, machine):
