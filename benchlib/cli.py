@@ -1,7 +1,8 @@
 """The `benchlib` command: probe, list, run, show, validate, import, score.
 
-Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported) or a file
-is invalid; 2 usage error, with a one-line message and no traceback.
+Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported), a file
+is invalid, or the results file can't be written (a full disk); 2 usage error, with a one-line
+message and no traceback.
 
 Every string that comes from a results file is printed as plain text (`Text`, `escape`), never
 as rich markup: a device name like "[/]" must neither style the output nor crash it.
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -56,23 +57,56 @@ def probe(
         console.print(machine_table(machine))
 
 
+DETAIL_INDENT = 4
+
+
+class Wrapped:
+    """Text wrapped to the console's width, indented (continuation lines by ``hanging`` more), none
+    padded or ending in spaces.
+
+    `list` and the run tables put long text (descriptions, parameters, messages) on lines of its
+    own, indented under a line of short fields: a table column per field wrapped it one word per
+    line at 80 columns or in a notebook cell. Nor is any line padded to the full width: a notebook
+    cell narrower than that would wrap the padding.
+    """
+
+    def __init__(self, text: Text, indent: int = 0, hanging: int = 0) -> None:
+        self.text = text
+        self.indent = indent
+        self.hanging = hanging
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(options.max_width - self.indent, 20)
+        first = self.text.wrap(console, width, justify="default")[0]
+        rest = self.text[len(first.plain):]
+        rest = rest[len(rest.plain) - len(rest.plain.lstrip()):]  # the space the line broke at
+        more = rest.wrap(console, max(width - self.hanging, 20), justify="default") if rest.plain else []
+        for line, indent in [(first, self.indent), *((m, self.indent + self.hanging) for m in more)]:
+            line.rstrip()
+            yield Text(" " * indent) + line
+
+
 @app.command("list")
 def list_workloads() -> None:
     """List the registered workloads, their framework and the suites they belong to."""
     from benchlib.workloads import all_workloads
 
-    table = Table(title="workloads")
-    for col in ("name", "framework", "metric", "suites", "description"):
-        table.add_column(col)
+    lines: list[RenderableType] = [Text("name  framework · metric (unit) · suites", style="dim")]
     for w in all_workloads().values():
-        table.add_row(w.name, w.framework, f"{w.metric.name} ({w.metric.unit})", ", ".join(w.suites), w.description)
-    console.print(table)
+        suites = ", ".join(w.suites) or "in no suite; run it with --only"
+        facts = f"  {w.framework} · {w.metric.name} ({w.metric.unit}) · {suites}"
+        lines.append(Wrapped(Text.assemble((w.name, "bold"), facts), hanging=len(w.name) + 2))
+        lines.append(Wrapped(Text(w.description), indent=DETAIL_INDENT))
+    console.print(Group(*lines))
 
 
-def records_table(measurements: list, title: str) -> Table:
-    table = Table(title=Text(title))
-    for col in ("workload", "device", "dtype", "params", "value", "noise", "status"):
-        table.add_column(col, overflow="fold", max_width=28 if col == "params" else None)
+def records_table(measurements: list, title: str) -> Group:
+    """The measurements as aligned lines of short fields, each with its parameters and message under it."""
+    devices = {m.device_name or m.device for m in measurements}
+    heading = Text(title, style="bold")
+    if len(devices) == 1:
+        heading.append(f" · device: {next(iter(devices))}")
+    rows: list[tuple[list[Text], list[Text]]] = []
     for m in measurements:
         value = f"{m.value:.4g} {m.metric.unit}" if m.value is not None else "—"
         if m.efficiency is not None:
@@ -81,11 +115,29 @@ def records_table(measurements: list, title: str) -> Table:
         if m.stats and m.stats.noisy:
             noise += " noisy"
         status = Text(m.status, style=STATUS_STYLE.get(m.status, "white"))
-        if m.message:
-            status.append(f"\n{m.message}")
         params = " ".join(f"{k}={v}" for k, v in m.params.items() if not isinstance(v, (list, dict)))
-        table.add_row(*(Text(c) for c in (m.workload, m.device_name or m.device, m.dtype or "", params, value, noise)), status)
-    return table
+        device = (m.device_name or m.device) if len(devices) > 1 else ""
+        details = [Text(" · ".join(filter(None, (device, params))), style="dim"), Text(m.message or "")]
+        cells = [Text(m.workload), Text(m.dtype or ""), Text(value), Text(noise), status]
+        rows.append((cells, [d for d in details if d.plain]))
+    header = [Text(name, style="bold") for name in ("workload", "dtype", "value", "noise", "status")]
+    widths = [max(row[i].cell_len for row in [header] + [cells for cells, _ in rows]) for i in range(len(header))]
+
+    def line(cells: list[Text]) -> Text:
+        padded = [cell.copy() for cell in cells]
+        for cell, width in zip(padded[:-1], widths):
+            cell.pad_right(width - cell.cell_len)
+        return Text("  ").join(padded)
+
+    out: list[RenderableType] = [Wrapped(heading)]
+    if not rows:
+        out.append(Text("no measurements", style="dim"))
+        return Group(*out)
+    out.append(Wrapped(line(header)))
+    for cells, details in rows:
+        out.append(Wrapped(line(cells)))
+        out.extend(Wrapped(d, indent=DETAIL_INDENT) for d in details)
+    return Group(*out)
 
 
 RESUME_HELP = (
@@ -118,7 +170,9 @@ def run(
     from benchlib.results.store import ResultsError
     from benchlib.runner import (
         SUITES,
+        NothingToResume,
         ResumeError,
+        SaveError,
         find_resumable,
         preload_modules,
         resolve_device,
@@ -167,6 +221,10 @@ def run(
         try:
             path = find_resumable(resume, machine.id)
             previous = resumable(path, machine)
+        except NothingToResume as done:
+            # Resuming is idempotent: a run that finished (say, within its --budget) is not an error.
+            err.print(Text(str(done)), soft_wrap=True)
+            return
         except (ResumeError, ResultsError) as exc:
             raise usage_error(str(exc))
         suite = previous.plan.size if previous.plan else suite
@@ -211,6 +269,11 @@ def run(
             raise usage_error(f"{path}: {exc}; the run needs the same workloads installed to resume")
         except DeviceUnavailable as exc:
             raise usage_error(f"{path}: {exc}; this run can only be finished on a machine with that device")
+        except SaveError as exc:
+            # A full disk or a read-only folder is no bug of benchlib's: one message, no traceback.
+            progress.stop()
+            err.print(Text.assemble(("error:", "bold red"), " ", str(exc)), soft_wrap=True)
+            raise typer.Exit(1)
         except KeyboardInterrupt:
             progress.stop()
             err.print(
@@ -253,9 +316,9 @@ def show(file: Annotated[Path, typer.Argument(help="A results file.")]) -> None:
         raise typer.Exit(1)
     p = results.provenance
     origin = "measured by benchlib" if p.kind == "measured" else f"reported by {p.source_url} (as of {p.as_of})"
-    console.print(
-        f"[bold]{escape(results.machine.label)}[/] · run {escape(results.run_id)} · {results.created:%Y-%m-%d %H:%M} UTC · {escape(origin)}"
-    )
+    console.print(Wrapped(Text.assemble(
+        (results.machine.label, "bold"), f" · run {results.run_id} · {results.created:%Y-%m-%d %H:%M} UTC · {origin}"
+    )))
     if not results.complete:
         console.print("[yellow]this run did not finish; the measurements below are the ones it completed[/]")
     disturbed = disturbed_line(results)

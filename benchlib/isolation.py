@@ -31,6 +31,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from benchlib.quiet import quiet_environment
 from benchlib.results.schema import Crash
 
 TAIL_LINES = 20
@@ -132,6 +133,7 @@ def _child_main(conn: Connection, target: Callable[..., str], args: tuple[Any, .
     os.close(fd)
     # On a segfault, the Python stack goes to the log, so the parent can quote where it died.
     faulthandler.enable(all_threads=False)
+    quiet_environment()  # before the workload imports its framework
     _exit_with_parent()
     result = target(*args)
     conn.send_bytes(result.encode("utf-8"))

@@ -10,6 +10,7 @@ interpreter (segfault, OOM killer) is recorded as an error too. A run killed fro
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import json
@@ -28,13 +29,14 @@ from pydantic import ValidationError
 import benchlib
 from benchlib.backends import DeviceUnavailable, FrameworkMissing
 from benchlib.conditions import ConditionsSampler, run_disturbed, run_gpu_index
+from benchlib.quiet import drop_noise
 from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
 from benchlib.results.schema import Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
 from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
 from benchlib.telemetry import TelemetrySampler
 from benchlib.workloads import RunContext, Workload, get, in_suite
 
-__all__ = ["PEAK_TOLERANCE", "SUITES", "ResumeError", "RunOutcome", "resume_run", "run_suite"]
+__all__ = ["PEAK_TOLERANCE", "SUITES", "NothingToResume", "ResumeError", "RunOutcome", "SaveError", "resume_run", "run_suite"]
 
 SUITES = ("quick", "standard", "full")
 FAILED = ("error", "oom", "invalid")
@@ -47,6 +49,37 @@ STARTUP_GUESS_S = 5.0
 
 class ResumeError(ValueError):
     """A run can't be resumed; the message says which file and why."""
+
+
+class NothingToResume(ResumeError):
+    """The run is already complete: resuming it has nothing to do, which is not a failure."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"nothing left to run; {path} is complete")
+
+
+class SaveError(RuntimeError):
+    """The results file could not be written (a full disk, a read-only folder); the run stopped.
+
+    The file on disk is the last one written whole, so it is valid and ``saved`` lists what it
+    holds: the finished workloads, or None when nothing could be written at all.
+    """
+
+    def __init__(self, path: Path, saved: list[str] | None, cause: OSError) -> None:
+        self.path = path
+        self.saved = saved
+        reason = cause.strerror or str(cause)
+        fix = "free some space" if cause.errno in (errno.ENOSPC, errno.EDQUOT) else "make the folder writable"
+        if saved is None:
+            message = f"cannot write {path}: {reason}. Nothing was saved; {fix} or choose another --out folder, then run again."
+        else:
+            held = f"the {len(saved)} finished workload(s) {', '.join(saved)}" if saved else "the run's plan, no workload yet"
+            message = (
+                f"cannot write {path}: {reason}. The file is intact and holds {held}; {fix}, "
+                f"then finish the run with `benchlib run --resume {path}`."
+            )
+        super().__init__(message)
 
 
 @dataclass
@@ -283,8 +316,25 @@ def _is_complete(results: ResultsFile) -> bool:
     return results.plan is not None and set(results.plan.workloads) <= _finished(results)
 
 
+def _finished_in_order(results: ResultsFile) -> list[str]:
+    done = _finished(results)
+    return [name for name in results.plan.workloads if name in done] if results.plan else []
+
+
 def _write_stderr(workload: Workload, output: str) -> None:
     sys.stderr.write(output)
+
+
+def _save(results: ResultsFile, path: Path, saved: list[str] | None) -> list[str]:
+    """Write ``results`` and return the finished workloads now on disk.
+
+    If the disk or folder refuses the write: SaveError, saying what the file still holds (``saved``).
+    """
+    try:
+        write_results(results, path)
+    except OSError as exc:
+        raise SaveError(path, saved, exc) from exc
+    return _finished_in_order(results)
 
 
 def _execute(
@@ -303,6 +353,8 @@ def _execute(
 
     assert results.plan is not None
     plan = results.plan
+    # The caller has just written (or read) the file: what it holds now.
+    saved = _finished_in_order(results)
     resolved = resolve_device(plan.device)
     history = past_durations(path.parent, plan.size)
     extra_modules = load_workload_modules()
@@ -340,8 +392,10 @@ def _execute(
                 preload=preload_modules(pending),
             )
             child_pids = (child.pid,) if child.pid is not None else ()
-            if child.output:
-                on_output(workload, child.output)
+            # Framework start-up chatter stays in the crash record's tail, not on the screen.
+            shown = drop_noise(child.output)
+            if shown.strip():
+                on_output(workload, shown)
             if child.result is None:
                 message = f"{workload.name}: {child.describe_crash()}"
                 records, work_s = [failure_record(workload, resolved, "error", message, crash=child.crash())], child.wall_s
@@ -360,12 +414,12 @@ def _execute(
         plan.wall_s[workload.name] = wall
         results.disturbed = run_disturbed(results)
         results.complete = _is_complete(results)
-        write_results(results, path)
+        saved = _save(results, path, saved)
         unwritten = False
         on_done(workload, records)
     if unwritten or results.complete != _is_complete(results):
         results.complete = _is_complete(results)
-        write_results(results, path)
+        _save(results, path, saved)
     return RunOutcome(
         path=path, results=results, wall_s=time.perf_counter() - started, per_workload_s=per_workload, overhead_s=overhead,
     )
@@ -415,7 +469,7 @@ def run_suite(
     )
     path = Path(out_dir) / machine.id / f"{results.run_id}.json"
     results.complete = _is_complete(results)
-    write_results(results, path)
+    _save(results, path, None)
     return _execute(
         results, path, workloads, machine=machine, budget_s=budget_s, isolate=isolate,
         on_start=on_start, on_done=on_done, on_output=on_output,
@@ -423,20 +477,31 @@ def run_suite(
 
 
 def find_resumable(target: Path, machine_id: str) -> Path:
-    """The results file ``target`` names, or the one unfinished run of this machine in folder ``target``."""
+    """The results file ``target`` names, or the one unfinished run of this machine in folder ``target``.
+
+    A folder whose runs of this machine are all complete raises NothingToResume (naming the newest),
+    so that resuming a run that finished is a no-op rather than an error.
+    """
     target = Path(target)
     if target.is_file():
         return target
     if not target.is_dir():
         raise ResumeError(f"{target}: no such results file or folder")
     found = []
+    complete: list[tuple[float, Path]] = []
     for path in iter_result_paths(target):
         try:
             results = read_results(path, mark_implausible=False)
         except ResultsError:
             continue
-        if not results.complete and results.plan is not None and results.machine.id == machine_id:
+        if results.plan is None or results.machine.id != machine_id:
+            continue
+        if results.complete:
+            complete.append((results.created.timestamp(), path))
+        else:
             found.append(path)
+    if not found and complete:
+        raise NothingToResume(max(complete)[1])
     if not found:
         raise ResumeError(f"{target} holds no unfinished run of this machine ({machine_id}); start one with `benchlib run`")
     if len(found) > 1:
@@ -457,7 +522,7 @@ def resumable(path: Path, machine: Machine) -> ResultsFile:
     if results.provenance.kind != "measured" or results.plan is None:
         raise ResumeError(f"{path} is not a run benchlib can resume (it has no run plan: reported, or written by an older benchlib)")
     if results.complete:
-        raise ResumeError(f"{path}: this run is already complete; nothing to resume")
+        raise NothingToResume(path)
     if results.machine.id != machine.id:
         raise ResumeError(
             f"{path} was measured on {results.machine.label} ({results.machine.id}), but this machine is "
@@ -490,7 +555,10 @@ def resume_run(
     pending = [get(name) for name in unfinished(results)]
     if isolate:
         _check_isolatable(pending)
-    remove_stale_temp_files(path)
+    try:
+        remove_stale_temp_files(path)
+    except OSError as exc:
+        raise SaveError(path, _finished_in_order(results), exc) from exc
     results.plan.isolated = results.plan.isolated and isolate
     return _execute(
         results, path, pending, machine=machine, budget_s=budget_s, isolate=isolate,

@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from benchlib.results.schema import Machine, MeasurementRecord, Metric, Software, Stats
@@ -56,6 +57,18 @@ def _sigkill(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]
     return []
 
 
+# What TensorFlow 2.21 prints on import and its first look for GPUs on a machine without one, with
+# TF_CPP_MIN_LOG_LEVEL=2 set: absl writes these before its logging is up, from C++, below Python.
+TF_NOISE = (Path(__file__).parent / "fixtures" / "tf_noise.txt").read_text(encoding="utf-8")
+NOT_NOISE = "E0000 00:00:1795425360.450892   12416 op_kernel.cc:1] a real error\nthe workload's own line\n"
+
+
+def _noisy(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
+    # Written to the file descriptor, as TF's C++ code does, not through sys.stderr.
+    os.write(2, (TF_NOISE + NOT_NOISE).encode())
+    return [_record("tiny-noisy", ctx, params["sleep_s"])]
+
+
 def _pid_then_sleep(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     # Tells the test its pid, then outlives any test that doesn't kill it.
     with open(os.environ["BENCHLIB_TEST_PID_FILE"], "w") as fh:
@@ -80,6 +93,7 @@ _workload("tiny-segfault", _segfault)
 _workload("tiny-exit", _exit)
 _workload("tiny-sigkill", _sigkill)
 _workload("tiny-hang", _pid_then_sleep)
+_workload("tiny-noisy", _noisy)
 
 
 KILL_MACHINE = Machine(
@@ -93,8 +107,6 @@ def drive(command: str, out: str) -> None:
     The same runner calls as `benchlib run` and `benchlib run --resume OUT`, minus the machine
     probe (which imports torch: seconds per start, too slow for a test that starts dozens of runs).
     """
-    from pathlib import Path
-
     from benchlib.runner import find_resumable, resume_run, run_suite, select_workloads
 
     if command == "run":

@@ -1,5 +1,8 @@
+import io
 import json
+import math
 
+import pytest
 from typer.testing import CliRunner
 
 from benchlib.cli import app
@@ -126,3 +129,75 @@ def test_validate_lists_implausible_values_without_failing(tmp_path):
     result = runner.invoke(app, ["validate", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "implausible" in result.output and "measurements.0.value: -2 ms is not a possible time" in result.output
+
+
+# Narrow terminals: what `list` and the run tables print at 80 columns and in a narrower notebook cell.
+
+
+def rendered(renderable, width: int) -> list[str]:
+    from rich.console import Console
+
+    out = Console(width=width, file=io.StringIO(), color_system=None)
+    out.print(renderable)
+    return out.file.getvalue().splitlines()
+
+
+def indented_under(line_start: str, lines: list[str]) -> list[str]:
+    """The lines indented by 4 that follow the first line starting with ``line_start``."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(line_start))
+    block = []
+    for line in lines[start + 1:]:
+        if not line.startswith(" "):
+            break
+        if len(line) - len(line.lstrip()) == 4:  # deeper: that line's own continuation
+            block.append(line)
+    return block
+
+
+def fits(text: str, block: list[str], width: int) -> bool:
+    """``block`` holds ``text`` (and no more), wrapped at about the width, not a word or two a line."""
+    return " ".join(block).split() == text.split() and len(block) <= math.ceil(len(text) / (width - 4 - 12))
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_list_reads_well_in_a_narrow_terminal(monkeypatch, width):
+    from rich.console import Console
+
+    from benchlib import cli
+    from benchlib.workloads import all_workloads
+
+    out = Console(width=width, file=io.StringIO(), color_system=None)
+    monkeypatch.setattr(cli, "console", out)
+    assert runner.invoke(app, ["list"]).exit_code == 0
+    lines = out.file.getvalue().splitlines()
+    assert all(len(line) <= width and line == line.rstrip() for line in lines)
+    for w in all_workloads().values():
+        assert fits(w.description, indented_under(f"{w.name}  {w.framework}", lines), width), w.name
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_run_table_reads_well_in_a_narrow_terminal(width):
+    from benchlib.cli import records_table
+    from benchlib.results.schema import MeasurementRecord, Metric, Stats
+
+    message = ("amp: fp16 mixed precision is not available on AMD EPYC: autocast here runs only bf16 "
+               "(fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)")
+    params = {"scale": 0.125, "batch": 16, "side": 32, "channels": 3, "filters": 256, "kernel": 5, "stride": 2}
+    time = Metric(name="time", unit="ms", higher_is_better=False)
+    stats = Stats(median=0.035, iqr=0.008, mean=0.035, min=0.03, max=0.05, n=20, noisy=True)
+    records = [
+        MeasurementRecord(workload="conv2d", framework="torch", device="cpu", device_name="AMD EPYC", dtype="fp32",
+                          metric=time, value=34.97, stats=stats, params=params),
+        MeasurementRecord(workload="training_throughput", framework="torch", device="cpu", device_name="AMD EPYC",
+                          dtype="fp16", metric=time, status="skipped", message=message),
+    ]
+    lines = rendered(records_table(records, "local · AMD EPYC (CPU only): quick suite"), width)
+    assert all(len(line) <= width and line == line.rstrip() for line in lines)
+    assert lines[0] == "local · AMD EPYC (CPU only): quick suite · device: AMD EPYC"
+    header, conv, *rest = lines[1:]
+    assert header.split() == ["workload", "dtype", "value", "noise", "status"]
+    assert conv.split() == ["conv2d", "fp32", "34.97", "ms", "±23%", "noisy", "ok"]
+    skipped = next(line for line in rest if line.startswith("training_throughput "))
+    assert skipped.index("skipped") == conv.index("ok") == header.index("status"), "the columns line up"
+    assert fits(message, indented_under("training_throughput ", lines), width)
+    assert fits(" ".join(f"{k}={v}" for k, v in params.items()), indented_under("conv2d ", lines), width)

@@ -8,6 +8,7 @@ sometimes killing the resume too, until the run completes.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -23,7 +24,7 @@ from typer.testing import CliRunner
 
 from benchlib.results.schema import MeasurementRecord, Metric, Software
 from benchlib.results.store import read_results, write_results
-from benchlib.runner import ResumeError, find_resumable, resume_run, run_suite, unfinished
+from benchlib.runner import NothingToResume, ResumeError, find_resumable, resume_run, run_suite, unfinished
 from benchlib.workloads import Workload
 
 TESTS = Path(__file__).parent
@@ -254,7 +255,7 @@ def test_find_resumable_in_a_folder(tmp_path, machine, fakes):
 def test_resume_refuses_a_complete_run_another_machine_and_changed_software(tmp_path, machine, fakes):
     made, calls = fakes
     done = run_suite([made["a"]], suite="quick", device="cpu", machine=machine, out_dir=tmp_path / "done")
-    with pytest.raises(ResumeError, match="already complete"):
+    with pytest.raises(NothingToResume, match=f"nothing left to run; {re.escape(str(done.path))} is complete"):
         resume_run(done.path, machine=machine)
     path = interrupted_run(tmp_path / "cut", machine, fakes, stop_after="a")
     other = machine.model_copy(update={"id": "colab-tesla-t4-12345678", "label": "Colab · Tesla T4"})
@@ -300,7 +301,39 @@ def test_cli_kill_then_resume_folder(tmp_path):
     assert final.complete and [m.workload for m in final.measurements] == ["tiny-slow", *TINY[:2]]
     again = subprocess.run([sys.executable, "-m", "benchlib.cli", "run", "--resume", str(path)],
                            env=env, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 2 and "already complete" in again.stderr
+    assert again.returncode == 0, again.stderr
+    assert f"nothing left to run; {path} is complete" in again.stderr
+    assert read_results(path) == final, "resuming a complete run leaves its file as it was"
+
+
+def test_find_resumable_in_a_folder_of_complete_runs_names_the_newest(tmp_path, machine, fakes):
+    made, calls = fakes
+    older = run_suite([made["a"]], suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
+    newer = run_suite([made["b"]], suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
+    with pytest.raises(NothingToResume) as info:
+        find_resumable(tmp_path, machine.id)
+    assert info.value.path == newer.path != older.path
+    with pytest.raises(ResumeError, match="no unfinished run of this machine") as other:
+        find_resumable(tmp_path, "another-machine-1234")
+    assert not isinstance(other.value, NothingToResume), "another machine's finished runs are not this one's"
+
+
+@pytest.mark.parametrize("form", ["folder", "file"])
+def test_cli_resume_of_a_finished_run_says_so_and_exits_0(tmp_path, machine, fakes, monkeypatch, form):
+    """What `snippets/site/resume.sh` does after a budgeted run that finished everything."""
+    from benchlib import probe
+    from benchlib.cli import app
+
+    made, calls = fakes
+    monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)
+    done = run_suite([made["a"], made["b"]], suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
+    before = done.path.read_bytes()
+    calls.clear()
+    target = tmp_path if form == "folder" else done.path
+    result = CliRunner().invoke(app, ["run", "--resume", str(target)])
+    assert result.exit_code == 0, result.output
+    assert f"nothing left to run; {done.path} is complete" in " ".join(result.output.split())
+    assert calls == [] and done.path.read_bytes() == before
 
 
 def test_resume_with_suite_only_or_device_is_a_usage_error(tmp_path):
@@ -360,3 +393,115 @@ def test_ctrl_c_stops_the_run_keeps_the_file_and_says_how_to_resume(tmp_path):
     while group_alive(proc.pid):
         assert time.monotonic() < deadline, "the workload outlived the interrupted run"
         time.sleep(0.05)
+
+
+# A full disk: simulated by a writer that fails after some writes succeeded (tests run as root,
+# so a read-only folder would not refuse them).
+
+
+def disk_full_after(monkeypatch, writes: int) -> None:
+    from benchlib import runner
+
+    real = runner.write_results
+    done = []
+
+    def write(results, path):
+        if len(done) >= writes:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        done.append(path)
+        return real(results, path)
+
+    monkeypatch.setattr(runner, "write_results", write)
+
+
+def test_full_disk_stops_the_run_with_one_message_and_how_to_resume(tmp_path, machine, fakes, monkeypatch):
+    from benchlib import probe
+    from benchlib.cli import app
+
+    made, calls = fakes
+    monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)
+    disk_full_after(monkeypatch, writes=2)  # the plan, then workload a
+    only = [arg for name in ("a", "b", "c") for arg in ("--only", name)]
+    result = CliRunner().invoke(app, ["run", *only, "--no-isolate", "--out", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
+    (path,) = tmp_path.rglob("*.json")
+    text = " ".join(result.output.split())
+    assert f"cannot write {path}: No space left on device" in text
+    assert "holds the 1 finished workload(s) a;" in text
+    assert f"`benchlib run --resume {path}`" in text
+    saved = read_results(path)
+    assert unfinished(saved) == ["b", "c"] and [m.workload for m in saved.measurements] == ["a"]
+    assert calls == ["a", "b"], "the run stops at the first write that fails"
+    assert not list(tmp_path.rglob("*.tmp"))
+
+    monkeypatch.undo()  # space freed: the printed command finishes the run
+    calls.clear()
+    monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)
+    from benchlib import workloads
+    monkeypatch.setattr(workloads, "_REGISTRY", {**workloads.all_workloads(), **made})
+    resumed = CliRunner().invoke(app, ["run", "--resume", str(path), "--no-isolate"])
+    assert resumed.exit_code == 0, resumed.output
+    assert calls == ["b", "c"] and read_results(path).complete
+
+
+def test_full_disk_before_anything_is_saved_says_to_choose_another_folder(tmp_path, machine, fakes, monkeypatch):
+    from benchlib import probe
+    from benchlib.cli import app
+
+    monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)
+    disk_full_after(monkeypatch, writes=0)
+    result = CliRunner().invoke(app, ["run", "--only", "a", "--no-isolate", "--out", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert f"cannot write {tmp_path / machine.id}" in text and "No space left on device" in text
+    assert "Nothing was saved; free some space or choose another --out folder" in text
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_an_unwritable_folder_says_so_rather_than_to_free_space(tmp_path, machine, fakes, monkeypatch):
+    from benchlib import probe, runner
+    from benchlib.cli import app
+
+    monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)
+
+    def refuse(results, path):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path.parent))
+
+    monkeypatch.setattr(runner, "write_results", refuse)
+    result = CliRunner().invoke(app, ["run", "--only", "a", "--no-isolate", "--out", str(tmp_path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert "Permission denied. Nothing was saved; make the folder writable or choose another --out folder" in text
+
+
+def test_a_failed_write_keeps_the_previous_file_whole(tmp_path, machine):
+    """write_results itself: the temp file goes, the file it would have replaced stays as it was."""
+    from benchlib.results import store
+    from benchlib.results.schema import ResultsFile
+
+    results = ResultsFile(run_id="r", created="2026-11-21T00:00:00Z", benchlib_version="0", methodology_version="1",
+                          machine=machine)
+    target = write_results(results, tmp_path / "r.json")
+    before = target.read_bytes()
+    results.measurements.append(MeasurementRecord(workload="w", framework="python", device="cpu", metric=METRIC, value=1.0))
+
+    class FullDisk:
+        def __init__(self, fd, *args, **kwargs):
+            os.close(fd)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store.os, "fdopen", FullDisk)
+        with pytest.raises(OSError, match="No space left on device"):
+            write_results(results, target)
+    assert target.read_bytes() == before and read_results(target).measurements == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]

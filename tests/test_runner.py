@@ -204,6 +204,15 @@ def test_cli_run_budget_skips_and_reports_resume(tmp_path):
     assert "skipped for the budget" in done.stderr and f"--resume {path}" in " ".join(done.stderr.split())
 
 
+def test_framework_noise_from_a_child_is_not_shown_but_its_own_output_is(tmp_path, machine, tiny):
+    from benchlib.runner import select_workloads
+
+    shown: list[str] = []
+    run_suite(select_workloads("quick", ["tiny-noisy"]), suite="quick", device="cpu", machine=machine,
+              out_dir=tmp_path, isolate=True, on_output=lambda w, text: shown.append(text))
+    assert shown == [tiny.NOT_NOISE]
+
+
 def test_spawned_children_as_on_macos_and_windows(tmp_path, machine, tiny, monkeypatch):
     from benchlib.isolation import default_start_method
     from benchlib.runner import select_workloads

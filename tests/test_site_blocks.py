@@ -97,12 +97,29 @@ def test_no_results_gives_a_no_measurements_block(tmp_path, monkeypatch, make_di
         assert "<figure" not in block
 
 
-def test_invalid_results_file_raises_naming_the_file(results_dir):
+def test_invalid_results_file_raises_naming_the_file(results_dir, monkeypatch):
+    monkeypatch.delenv("MKDOCS_CONFIG_DIR", raising=False)
     broken = results_dir / CPU.id / "broken.json"
     broken.write_text(json.dumps({"run_id": "x"}), encoding="utf-8")
     with pytest.raises(ResultsError) as info:
         chart("matmul")
     assert str(broken) in str(info.value) and "field 'created'" in str(info.value)
+
+
+def test_in_a_build_an_invalid_results_file_stops_it_with_one_message(results_dir, monkeypatch, tmp_path):
+    """A SystemExit gets past markdown-exec, which would log a traceback for every block."""
+    from benchlib.site.fit import measured_results
+
+    monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))  # what markdown-exec sets while MkDocs builds
+    broken = results_dir / CPU.id / "broken.json"
+    broken.write_text(json.dumps({"run_id": "x"}), encoding="utf-8")
+    for block in (lambda: chart("matmul"), measured_results):
+        with pytest.raises(SystemExit) as info:
+            block()
+        assert not isinstance(info.value, Exception), "markdown-exec catches every Exception"
+        message = str(info.value)
+        assert message.startswith(f"error: {broken} is not a valid results file: field 'created'")
+        assert "move it out of the results folder" in message
 
 
 def test_build_machine_rows_are_highlighted(results_dir, monkeypatch):
@@ -195,7 +212,10 @@ def test_strict_build_fails_on_an_invalid_results_file_and_names_it(tmp_path):
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode != 0
-    assert f"{broken}: not valid JSON" in run.stdout + run.stderr
+    output = run.stdout + run.stderr
+    assert f"error: {broken} is not a valid results file: not valid JSON" in output
+    assert output.count(str(broken)) == 2, "one message (which names the file twice), not one per block"
+    assert "Traceback" not in output
 
 
 def test_a_control_character_in_a_label_does_not_abort_the_build():

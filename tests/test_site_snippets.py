@@ -114,3 +114,13 @@ def test_resume_snippet_finishes_a_budget_cut_run(tmp_path):
     assert finished.complete
     assert {m.workload for m in finished.measurements} >= {"matmul", "conv2d", "bandwidth"}
     assert all(m.status == "ok" for m in finished.measurements), [m.message for m in finished.measurements]
+
+
+def test_resume_snippet_ends_green_when_the_budget_was_enough(tmp_path):
+    """The run finishes within its budget; the resume line then has nothing to do, and says so."""
+    out = tmp_path / "drive"
+    result = run_snippet("resume.sh", tmp_path, OUT=str(out), SUITE="quick", BUDGET="3600")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (path,) = validate_paths([out])[0]
+    assert read_results(path).complete
+    assert f"nothing left to run; {path} is complete" in " ".join(result.stderr.split())

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from benchlib.backends import DeviceUnavailable, require
+from benchlib.quiet import native_stderr_filtered, quiet_environment
 
 INSTALL_HINT = "install it with `pip install 'benchlib[tf]'`"
 _configured = False
@@ -22,8 +23,7 @@ def import_tf() -> Any:
     """Import TensorFlow (FrameworkMissing if absent) with quiet logs and GPU memory growth on."""
     global _configured
     require("tensorflow", INSTALL_HINT)
-    # 2 hides TF's C++ INFO and WARNING lines but keeps ERROR; a value the user set wins.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    quiet_environment()
     # Keras 3 can run on torch or JAX; the tensorflow workloads must measure TF.
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     if "tensorflow" not in sys.modules and importlib.util.find_spec("triton") is not None:
@@ -31,9 +31,14 @@ def import_tf() -> Any:
         # TF is loaded, importing triton aborts the process ("LLVM ERROR: inconsistency in
         # registered CommandLine options"). In the other order both load.
         import triton  # noqa: F401
-    import tensorflow as tf
+    if _configured:
+        import tensorflow as tf
 
-    if not _configured:
+        return tf
+    # Loading TF and its first look for GPUs are what print absl's start-up lines and cuInit.
+    with native_stderr_filtered():
+        import tensorflow as tf
+
         tf.get_logger().setLevel("ERROR")
         for gpu in tf.config.list_physical_devices("GPU"):
             try:
@@ -42,7 +47,7 @@ def import_tf() -> Any:
                 # TF was initialised before benchlib saw it (a notebook ran a TF op first);
                 # growth can no longer change, and the workloads still run.
                 pass
-        _configured = True
+    _configured = True
     return tf
 
 

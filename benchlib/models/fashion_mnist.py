@@ -9,10 +9,12 @@ applies the softmax (CrossEntropyLoss): the same maths, the numerically stable w
 
 from __future__ import annotations
 
+import io
 import os
 import socket
+import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -159,16 +161,20 @@ def load(
     """``samples`` training images: real where ``loader`` gets them, else synthetic (``data='auto'``).
 
     ``data='synthetic'`` skips the attempt (tests, and runs that must not touch the network).
+    The loaders' own output (download attempts, progress bars, their tracebacks) is not shown;
+    a fallback prints one line instead.
     """
     if data not in ("auto", "synthetic"):
         raise ValueError(f"data must be 'auto' or 'synthetic', not {data!r}")
     if data == "auto":
         try:
-            with _socket_timeout(timeout_s):
+            with _socket_timeout(timeout_s), redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
                 x, y = loader()
             return FashionData(x=x[:samples], y=y[:samples], source="real", note="Fashion-MNIST training split")
         except Exception as exc:  # no network, a broken cache: the timing needs only the shape
             note = f"real data unavailable ({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
+            print("Fashion-MNIST could not be loaded; synthetic data of the same shape stands in "
+                  "(data_note in the results file says why)", file=sys.stderr)
     else:
         note = "synthetic data requested"
     x, y = synthetic(samples)

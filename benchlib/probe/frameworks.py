@@ -89,7 +89,9 @@ def _tpu_from_jax() -> TPUInfo | None:
 
 
 def _tpu_from_tensorflow(kind: str | None) -> TPUInfo | None:
-    import tensorflow as tf
+    from benchlib.backends.tf_backend import import_tf
+
+    tf = import_tf()
 
     tpus = tf.config.list_physical_devices("TPU")
     return TPUInfo(backend="tensorflow", kind=kind, count=len(tpus)) if tpus else None

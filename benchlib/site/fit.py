@@ -42,10 +42,9 @@ from benchlib.fit.predict import (
 )
 from benchlib.probe.units import format_bytes
 from benchlib.site.figures import STATIC_WIDTH, chart_figure
-from benchlib.results.load import load_results
 from benchlib.freshness import build_date
 from benchlib.site.platforms import Flag, badge, stale_badge
-from benchlib.site.sources import project_root, results_dir
+from benchlib.site.sources import load_site_results, project_root, results_dir
 
 if TYPE_CHECKING:
     import altair as alt
@@ -230,7 +229,7 @@ def models_table() -> str:
 
 
 def _load(prefix: str) -> pd.DataFrame:
-    return load_results(sorted(REPORTED_DIR.glob(f"{prefix}*.json")))
+    return load_site_results(sorted(REPORTED_DIR.glob(f"{prefix}*.json")))
 
 
 def _specs(name: str | None) -> "AcceleratorSpec | None":
@@ -324,7 +323,7 @@ def measured_results() -> str:
     """benchlib's own measurements from the results folder that compare devices, best value per setting."""
     folder = results_dir()
     paths = [p for p in sorted(folder.rglob("*.json")) if "reported" not in p.parts] if folder.is_dir() else []
-    frame = load_results(paths) if paths else pd.DataFrame()
+    frame = load_site_results(paths) if paths else pd.DataFrame()
     wanted = {"matmul": "fp16 matrix multiply", "inference": "inference", "cnn_fashion_mnist": "small CNN training"}
     if not frame.empty:
         frame = frame[(frame["provenance"] == "measured") & frame["workload"].isin(wanted) & (frame["status"] == "ok")]
@@ -353,7 +352,7 @@ def measured_vs_predicted() -> str:
     from benchlib.fit.predict import memory_limit
 
     folder = results_dir()
-    frame = load_results(sorted(folder.rglob("*.json"))) if folder.is_dir() else pd.DataFrame()
+    frame = load_site_results(sorted(folder.rglob("*.json"))) if folder.is_dir() else pd.DataFrame()
     if not frame.empty:
         frame = frame[(frame["workload"] == "max_batch") & (frame["metric"] == "max_batch") & (frame["provenance"] == "measured")]
     if frame.empty:

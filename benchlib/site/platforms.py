@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 from benchlib.freshness import STALE_AFTER_MONTHS, is_stale, stale_text
 from benchlib.platforms import FIELD_LABELS, TIER_FIELDS, Fact, PlatformsData, Sourced, load_platforms
 from benchlib.results.schema import MeasurementRecord, ResultsFile
+from benchlib.results.store import read_results
+from benchlib.site.sources import stop_build_on_invalid_results
 
 REPORTED_DIR = Path(__file__).resolve().parents[2] / "results" / "reported"
 
@@ -293,13 +295,8 @@ def load_reported(directory: Path = REPORTED_DIR) -> list[ResultsFile]:
     files = sorted(directory.glob("*.json"))
     if not files:
         raise FileNotFoundError(f"no reported results in {directory}")
-    loaded = []
-    for path in files:
-        try:
-            loaded.append(ResultsFile.model_validate_json(path.read_text(encoding="utf-8")))
-        except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from exc
-    return loaded
+    with stop_build_on_invalid_results():
+        return [read_results(path, mark_implausible=False) for path in files]
 
 
 def conv2d_flops(params: dict[str, Any]) -> float:

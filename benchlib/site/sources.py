@@ -11,6 +11,9 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +39,38 @@ def project_root() -> Path:
 def results_dir() -> Path:
     configured = os.environ.get(RESULTS_ENV)
     return Path(configured) if configured else project_root() / "results"
+
+
+class InvalidResultsStopTheBuild(SystemExit):
+    """Ends a site build with one message naming the bad results file and field, and no traceback."""
+
+
+@contextmanager
+def stop_build_on_invalid_results() -> Iterator[None]:
+    """During an MkDocs build, turn an invalid results file into one message that ends the build.
+
+    markdown-exec catches every Exception a block raises and logs its traceback, once per block:
+    one bad file printed about a dozen tracebacks. A SystemExit passes markdown-exec and MkDocs
+    alike and ends the build with just its message, at the first block that reads results.
+    Outside a build (a notebook, the tests) the ResultsError stays as it is, and so it does in
+    `mkdocs serve`'s rebuild thread, which a SystemExit would end silently.
+    """
+    try:
+        yield
+    except ResultsError as exc:
+        building = bool(os.environ.get("MKDOCS_CONFIG_DIR"))  # markdown-exec exports it while MkDocs builds
+        if not building or threading.current_thread() is not threading.main_thread():
+            raise
+        raise InvalidResultsStopTheBuild(
+            f"error: {exc.path} is not a valid results file: {'; '.join(exc.problems)}. Fix it or move it out of "
+            f"the results folder, then build again (`benchlib validate {exc.path}` checks it)."
+        ) from None
+
+
+def load_site_results(paths: Iterable[Path]) -> pd.DataFrame:
+    """`load_results` for the site's blocks: an invalid file stops the build with one message."""
+    with stop_build_on_invalid_results():
+        return load_results(paths)
 
 
 def requested_suite() -> str | None:
@@ -92,7 +127,8 @@ class SiteData:
 def site_data() -> SiteData:
     """Load the results folder (missing means empty) and, if asked, this machine's measurement.
 
-    An invalid results file raises `ResultsError` naming the file and field, which fails the build.
+    An invalid results file raises `ResultsError` naming the file and field; in a build, that ends
+    the build with one message (`stop_build_on_invalid_results`).
     """
     folder = results_dir()
     paths = list(iter_result_paths(folder)) if folder.is_dir() else []
@@ -102,4 +138,4 @@ def site_data() -> SiteData:
         fresh = build_measurement(suite, project_root() / ".cache" / "benchlib")
         paths.append(fresh)
         build.append(str(fresh))
-    return SiteData(frame=load_results(paths), results_dir=folder, build_files=frozenset(build))
+    return SiteData(frame=load_site_results(paths), results_dir=folder, build_files=frozenset(build))
