@@ -22,3 +22,21 @@ def machine() -> Machine:
         host=HostInfo(cpu=CPUInfo(model="Test CPU", logical_cores=2)),
         software=Software(python="3.11", benchlib="0.1.0"),
     )
+
+
+TINY_MODULE = "benchlib_test_workloads"
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    """The tiny test workloads (tests/benchlib_test_workloads.py), registered in a copy of the registry
+    that is dropped after the test; runs and isolated children find them through the environment."""
+    import importlib
+    import sys
+
+    from benchlib import workloads
+
+    monkeypatch.setattr(workloads, "_REGISTRY", dict(workloads.all_workloads()))
+    monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", TINY_MODULE)
+    module = sys.modules.get(TINY_MODULE)
+    return importlib.reload(module) if module else importlib.import_module(TINY_MODULE)

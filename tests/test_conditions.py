@@ -175,16 +175,15 @@ def scripted(monkeypatch):
     return ScriptedSampler
 
 
-def tiny(names):
+def select(names):
     from benchlib.runner import select_workloads
 
     return select_workloads("quick", names)
 
 
-def test_a_run_records_each_workloads_conditions_and_is_marked_disturbed(tmp_path, machine, scripted, monkeypatch):
-    monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", "benchlib_test_workloads")
+def test_a_run_records_each_workloads_conditions_and_is_marked_disturbed(tmp_path, machine, scripted, tiny):
     scripted.busy = frozenset({1})
-    outcome = run_suite(tiny(["tiny-1", "tiny-2", "tiny-3"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
+    outcome = run_suite(select(["tiny-1", "tiny-2", "tiny-3"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
     saved = read_results(outcome.path)
     assert saved.disturbed is True
     assert list(saved.plan.conditions) == ["tiny-1", "tiny-2", "tiny-3"]
@@ -193,27 +192,24 @@ def test_a_run_records_each_workloads_conditions_and_is_marked_disturbed(tmp_pat
     assert disturbed_workloads(saved) == {"tiny-2": ["other processes took 45% of the CPU (0.90 CPUs on average)"]}
 
 
-def test_a_quiet_run_is_marked_not_disturbed(tmp_path, machine, scripted, monkeypatch):
-    monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", "benchlib_test_workloads")
+def test_a_quiet_run_is_marked_not_disturbed(tmp_path, machine, scripted, tiny):
     scripted.busy = frozenset()
-    outcome = run_suite(tiny(["tiny-1", "tiny-2"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
+    outcome = run_suite(select(["tiny-1", "tiny-2"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
     saved = read_results(outcome.path)
     assert saved.disturbed is False and len(saved.plan.conditions) == 2
     assert disturbed_line(saved) is None
 
 
-def test_an_isolated_workloads_process_is_the_runs_own(tmp_path, machine, scripted, monkeypatch):
+def test_an_isolated_workloads_process_is_the_runs_own(tmp_path, machine, scripted, tiny):
     # Its GPU samples carry its pid after it has ended; the sampler must know it was ours.
-    monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", "benchlib_test_workloads")
     scripted.busy = frozenset()
-    run_suite(tiny(["tiny-1"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path, isolate=True)
+    run_suite(select(["tiny-1"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path, isolate=True)
     [(pid,)] = scripted.calls
     assert pid != os.getpid() and pid > 0
 
 
-def test_a_real_run_records_conditions_for_every_workload(tmp_path, machine, monkeypatch):
-    monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", "benchlib_test_workloads")
-    outcome = run_suite(tiny(["tiny-1", "tiny-2"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
+def test_a_real_run_records_conditions_for_every_workload(tmp_path, machine, tiny):
+    outcome = run_suite(select(["tiny-1", "tiny-2"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
     saved = read_results(outcome.path)
     for c in saved.plan.conditions.values():
         assert c.seconds >= 0.05 and c.others_cpu_s is not None and c.others_cpu_s >= 0 and c.load_avg_after is not None

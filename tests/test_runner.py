@@ -112,22 +112,6 @@ def test_run_killed_midway_leaves_a_valid_file(tmp_path):
 
 # Isolation: each workload in its own process (tests/benchlib_test_workloads.py has the crashers).
 
-TINY_MODULE = "benchlib_test_workloads"
-
-
-@pytest.fixture
-def tiny(monkeypatch):
-    """The tiny test workloads, registered in a copy of the registry that is dropped after the test."""
-    import importlib
-
-    from benchlib import workloads
-
-    monkeypatch.setattr(workloads, "_REGISTRY", dict(workloads.all_workloads()))
-    monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", TINY_MODULE)
-    module = sys.modules.get(TINY_MODULE)
-    return importlib.reload(module) if module else importlib.import_module(TINY_MODULE)
-
-
 def test_a_workload_that_kills_its_interpreter_is_an_error_and_the_run_goes_on(tmp_path, machine, tiny):
     from benchlib.runner import select_workloads
 
@@ -191,7 +175,7 @@ def test_plausibility_applies_to_new_measurements(machine):
 
 
 def test_cli_run_budget_skips_and_reports_resume(tmp_path):
-    env = os.environ | {"PYTHONPATH": str(Path(__file__).parent), "BENCHLIB_WORKLOAD_MODULES": TINY_MODULE}
+    env = os.environ | {"PYTHONPATH": str(Path(__file__).parent), "BENCHLIB_WORKLOAD_MODULES": "benchlib_test_workloads"}
     done = subprocess.run(
         [sys.executable, "-m", "benchlib.cli", "run", "--only", "tiny-slow", "--only", "tiny-1", "--budget", "1",
          "--out", str(tmp_path)], env=env, capture_output=True, text=True, timeout=120,
