@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,9 @@ def write_images(folder: Path, count: int, side: int, seed: int = 0) -> list[Pat
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     torch = tb.import_torch()
     require("fastai", "install it with `pip install 'benchlib[fastai]'`")
+    # fastai calls torch.jit.script, which torch 2.14 deprecates: a FutureWarning per run that
+    # says nothing about this measurement.
+    warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*deprecated", category=FutureWarning)
     from fastai.callback.core import Callback
     from fastai.vision.all import ImageDataLoaders, Resize, aug_transforms, error_rate, vision_learner
     import torchvision.models
