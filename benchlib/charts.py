@@ -1,8 +1,10 @@
-"""Benchmark results (a DataFrame from `load_results`) into Altair charts.
+"""The site's one chart builder: a chart's rows (from `benchlib.site.data`) into an Altair chart.
 
-One chart per workload: horizontal bars, one band per machine and device, one bar per setting
-(dtype, convolution shape, copy direction). `chart_rows` prepares what is plotted, so the site
-can show the same rows as a table; `make_chart` turns them into an Altair chart.
+Every chart is horizontal bars: one band per subject (a machine, a GPU), one bar per setting
+(dtype, framework, model), reported figures faded, and optionally a tick on each bar (the device's
+peak, a p90) and a dashed rule (1× for a speedup, 100 for the score). What a chart says (titles,
+label format, rule) comes from its `benchlib.workloads.Chart` declaration; nothing here knows
+a workload.
 
 Colours are left to Vega's defaults and the background is transparent: the site themes text
 and grid lines for Material's light and dark palettes.
@@ -10,152 +12,47 @@ and grid lines for Material's light and dark palettes.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from benchlib.results.schema import Status
+from benchlib.results.schema import NO_VALUE_STATUSES
+from benchlib.site.render import value_text
+from benchlib.workloads import Chart
 
 if TYPE_CHECKING:
     import altair as alt
 
-BUILD_MACHINE = "this build machine"
-MEASURED = "measured"
-REPORTED = "reported"
-OPACITY = {BUILD_MACHINE: 1.0, MEASURED: 1.0, REPORTED: 0.55}
 BUILD_MARK = "★ "
 BAR_PX = 12
 BAND_GAP_PX = 8
+# Reported figures are drawn faded: they are not our measurements.
+REPORTED_OPACITY = 0.55
 
-# Statuses that carry no number: listed in tables, never plotted.
-FAILED = tuple(s for s in get_args(Status) if s not in ("ok", "invalid"))
-
-
-def _matmul_setting(row: pd.Series) -> str:
-    return row["dtype"] or "—"
+__all__ = ["NO_VALUE_STATUSES", "bar_chart", "chart_spec", "plotted_rows", "value_label"]
 
 
-def _conv2d_setting(row: pd.Series) -> str:
-    p = json.loads(row["params"])
-    if not {"batch", "side"} <= p.keys():
-        return "—"
-    return f"batch {p['batch']}, {p['side']}×{p['side']} px"
-
-
-_DIRECTIONS = {
-    "device_copy": "copy on device",
-    "host_to_device": "host → device",
-    "device_to_host": "device → host",
-}
-
-
-def _bandwidth_setting(row: pd.Series) -> str:
-    # Params are free-form in a results file: a contributed direction may be any JSON value.
-    direction = json.loads(row["params"]).get("direction")
-    if direction is None:
-        return "—"
-    if isinstance(direction, str):
-        return _DIRECTIONS.get(direction, direction)
-    return json.dumps(direction)
-
-
-@dataclass(frozen=True)
-class ChartKind:
-    """How one workload is charted: its title, what a bar's colour stands for, and the order."""
-
-    workload: str
-    title: str
-    setting_title: str
-    setting: Callable[[pd.Series], str]
-    setting_order: tuple[str, ...] = ()
-
-
-KINDS: dict[str, ChartKind] = {
-    k.workload: k
-    for k in (
-        ChartKind("matmul", "Matrix multiply throughput", "dtype", _matmul_setting, ("fp32", "tf32", "fp16", "bf16")),
-        ChartKind("conv2d", "Convolution forward time", "input", _conv2d_setting),
-        ChartKind("bandwidth", "Memory bandwidth", "direction", _bandwidth_setting, tuple(_DIRECTIONS.values())),
-    )
-}
-
-
-def kind(workload: str) -> ChartKind:
-    if workload not in KINDS:
-        raise KeyError(f"no chart for workload {workload!r}; charts exist for: {', '.join(KINDS)}")
-    return KINDS[workload]
-
-
-def _subject(row: pd.Series) -> str:
-    # The machine label names the accelerator; a CPU run on a GPU machine needs saying so.
-    label = row["machine_label"]
-    if row["device"] == "cpu" and (row["gpu_count"] or 0) > 0:
-        label = f"{label} · CPU"
-    if row["source"] == REPORTED and REPORTED not in label.lower():
-        label = f"{label} (reported)"
-    if row["source"] == BUILD_MACHINE:
-        label = f"{BUILD_MARK}{label} ({BUILD_MACHINE})"
-    return label
-
-
-def value_text(value: float) -> str:
-    """Three significant digits, without the exponent notation '.3g' gives from 1000 up."""
-    rounded = float(f"{value:.3g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 100 else f"{rounded:g}"
-
-
-def _value_label(row: pd.Series) -> str:
-    text = value_text(row["value"])
-    if pd.notna(row["efficiency"]):
-        text += f" · {row['efficiency']:.0%} of peak"
+def value_label(chart: Chart, row: pd.Series | dict[str, Any]) -> str:
+    """A bar's label: the chart's format with the value to three digits, then % of peak or the tick."""
+    text = chart.label.format(value=value_text(row["value"]))
+    efficiency, tick = row.get("efficiency"), row.get("tick")
+    if efficiency is not None and pd.notna(efficiency):
+        text += f" · {efficiency:.0%} of peak"
+    elif chart.tick_title and tick is not None and pd.notna(tick):
+        text += f" ({chart.tick_title} {value_text(tick)})"
     return text
 
 
-def annotate(df: pd.DataFrame, workload: str, build_files: Collection[str] = ()) -> pd.DataFrame:
-    """The workload's rows with `source`, `subject`, `setting` and `date` columns added.
-
-    ``build_files`` are the results files measured during this build; their rows get the source
-    "this build machine" so charts can highlight them.
-    """
-    k = kind(workload)
-    rows = df[df["workload"] == workload].copy()
-    if rows.empty:
-        return rows.assign(**{c: pd.Series(dtype=str) for c in ("source", "subject", "setting", "date")})
-    builds = set(build_files)
-    rows["source"] = [
-        BUILD_MACHINE if f in builds else (REPORTED if p == REPORTED else MEASURED)
-        for f, p in zip(rows["file"], rows["provenance"])
-    ]
-    rows["subject"] = rows.apply(_subject, axis=1)
-    # Two machines with one label (say, two Colab T4 hosts) must not share a band.
-    ids_per_subject = rows.groupby("subject")["machine_id"].transform("nunique")
-    clash = ids_per_subject > 1
-    rows.loc[clash, "subject"] = rows.loc[clash, "subject"] + " [" + rows.loc[clash, "machine_id"].str[-8:] + "]"
-    rows["setting"] = rows.apply(k.setting, axis=1)
-    # A reported figure dates from its source, not from when it was typed into a file.
-    rows["date"] = [
-        as_of if src == REPORTED and as_of else created.strftime("%Y-%m-%d")
-        for src, as_of, created in zip(rows["source"], rows["source_as_of"], rows["created"])
-    ]
-    return rows
-
-
-def chart_rows(annotated: pd.DataFrame) -> pd.DataFrame:
-    """What is plotted: valid measurements only, the newest per subject and setting."""
-    ok = annotated[annotated["status"] == "ok"].sort_values("created")
-    ok = ok.drop_duplicates(["subject", "setting"], keep="last").copy()
-    if ok.empty:
-        return ok.assign(label=pd.Series(dtype=str))
-    ok["label"] = ok.apply(_value_label, axis=1)
+def plotted_rows(rows: pd.DataFrame, chart: Chart) -> pd.DataFrame:
+    """What is plotted: valid figures only, the newest per subject and setting, with a label."""
+    ok = rows[rows["status"] == "ok"].sort_values("created").drop_duplicates(["subject", "setting"], keep="last").copy()
+    ok["label"] = [value_label(chart, r) for r in ok.to_dict("records")]
     return ok
 
 
-def _setting_order(k: ChartKind, rows: pd.DataFrame) -> list[str]:
+def _setting_order(chart: Chart, rows: pd.DataFrame) -> list[str]:
     present = list(dict.fromkeys(rows["setting"]))
-    known = [s for s in k.setting_order if s in present]
+    known = [s for s in chart.setting_order if s in present]
     return known + sorted(s for s in present if s not in known)
 
 
@@ -164,33 +61,32 @@ def _subject_order(rows: pd.DataFrame, higher_is_better: bool) -> list[str]:
     return list(best.sort_values(ascending=not higher_is_better).index)
 
 
-def make_chart(rows: pd.DataFrame, workload: str, *, width: int | str = "container") -> alt.LayerChart:
-    """Grouped horizontal bars of ``chart_rows`` output, with value (and % of peak) labels.
-
-    Rows with a known peak also get a tick at that peak, so the distance between what was reached
-    and what the device could do in theory is visible, not only written in the label.
-    """
+def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container") -> alt.LayerChart:
+    """Grouped horizontal bars of `plotted_rows` output, with value labels, ticks and the rule."""
     import altair as alt
 
-    k = kind(workload)
     if rows.empty:
-        raise ValueError(f"no valid {workload} measurements to chart")
-    unit = rows["unit"].iloc[0]
+        raise ValueError(f"nothing to chart for {chart.title!r}")
+    unit = str(rows["unit"].iloc[0])
     higher = bool(rows["higher_is_better"].iloc[0])
-    settings = _setting_order(k, rows)
+    settings = _setting_order(chart, rows)
     subjects = _subject_order(rows, higher)
-    value, peak = rows["value"].astype(float), rows["peak"].astype(float)
-    data = rows.assign(
-        efficiency=rows["efficiency"].astype(float),
-        peak=peak,
-        # Labels start after the peak tick when there is one, so the two never overlap.
-        label_at=pd.concat([value, peak], axis=1).max(axis=1),
-        # Reported figures are drawn faded: they are not our measurements.
-        opacity=[OPACITY[s] for s in rows["source"]],
-    )[["subject", "setting", "value", "label", "label_at", "peak", "source", "date", "efficiency", "unit", "opacity"]]
+    value = rows["value"].astype(float)
+    blank = pd.Series(None, index=rows.index, dtype=object)
+    tick = pd.to_numeric(rows.get("tick", blank), errors="coerce")
+    data = pd.DataFrame({
+        "subject": rows["subject"], "setting": rows["setting"], "value": value, "label": rows["label"],
+        "tick": tick,
+        # Labels start after the tick when there is one, so the two never overlap.
+        "label_at": pd.concat([value, tick], axis=1).max(axis=1),
+        "efficiency": pd.to_numeric(rows.get("efficiency", blank), errors="coerce"),
+        "source": rows["source"], "date": rows["date"], "derived": rows.get("derived", blank).fillna(""),
+        "opacity": [REPORTED_OPACITY if s == "reported" else 1.0 for s in rows["source"]],
+    })
     # Room on the right for the value labels.
-    domain_max = float(data["label_at"].max()) * 1.25
+    domain_max = max(float(data["label_at"].max()), chart.rule_at or 0.0) * 1.25
     better = "higher is better" if higher else "lower is better"
+    axis_title = f"{chart.axis_title or unit}, {better}"
 
     y = alt.Y(
         "subject:N", sort=subjects, title=None,
@@ -205,50 +101,52 @@ def make_chart(rows: pd.DataFrame, workload: str, *, width: int | str = "contain
     def x(field: str) -> alt.X:
         # Every layer names the same title and scale, so the shared axis keeps one title.
         return alt.X(
-            f"{field}:Q", title=f"{unit}, {better}", scale=alt.Scale(domain=[0, domain_max], nice=True),
+            f"{field}:Q", title=axis_title, scale=alt.Scale(domain=[0, domain_max], nice=True),
             # Thousands with separators are wide: keep a gap so neighbouring tick labels never touch.
             axis=alt.Axis(labelOverlap=True, labelSeparation=6),
         )
 
     tooltip = [
         alt.Tooltip("subject:N", title="machine"),
-        alt.Tooltip("setting:N", title=k.setting_title),
+        alt.Tooltip("setting:N", title=chart.setting_title),
         alt.Tooltip("value:Q", title=unit, format=",.3~r"),
-        alt.Tooltip("efficiency:Q", title="of peak", format=".0%"),
-        alt.Tooltip("peak:Q", title=f"peak, {unit}", format=",.4~r"),
         alt.Tooltip("source:N"),
         alt.Tooltip("date:N"),
     ]
+    if data["efficiency"].notna().any():
+        tooltip.insert(3, alt.Tooltip("efficiency:Q", title="of peak", format=".0%"))
+    if data["tick"].notna().any():
+        tooltip.insert(3, alt.Tooltip("tick:Q", title=chart.tick_title or f"peak, {unit}", format=",.4~r"))
+    if (data["derived"] != "").any():
+        tooltip.append(alt.Tooltip("derived:N", title="derived from"))
     base = alt.Chart(data).encode(y=y, yOffset=y_offset, x=x("value"), tooltip=tooltip)
-    bars = base.mark_bar().encode(
-        color=alt.Color("setting:N", sort=settings, title=k.setting_title, legend=alt.Legend(orient="top")),
-        opacity=alt.Opacity("opacity:Q", scale=None),
-    )
-    labels = base.mark_text(align="left", baseline="middle", dx=4, fontSize=10).encode(
-        x=x("label_at"), text="label:N"
-    )
-    layers = [bars]
-    if peak.notna().any():
-        # The device's theoretical peak as a tick in the bar's colour, so what it reaches is seen next to it.
+    color = alt.Color("setting:N", sort=settings, title=chart.setting_title,
+                      legend=alt.Legend(orient="top", columns=2 if len(settings) > 4 else 0))
+    layers: list[Any] = [base.mark_bar().encode(color=color, opacity=alt.Opacity("opacity:Q", scale=None))]
+    if data["tick"].notna().any():
+        # The tick in the bar's colour, so what a bar reaches is seen next to its peak or its p90.
         layers.append(
-            base.transform_filter("isValid(datum.peak)")
+            base.transform_filter("isValid(datum.tick)")
             .mark_tick(thickness=2, size=BAR_PX)
-            .encode(x=x("peak"), color=alt.Color("setting:N", sort=settings, legend=None))
+            .encode(x=x("tick"), color=alt.Color("setting:N", sort=settings, legend=None))
         )
+    layers.append(base.mark_text(align="left", baseline="middle", dx=4, fontSize=10).encode(x=x("label_at"), text="label:N"))
+    if chart.rule_at is not None:
+        layers.append(alt.Chart(pd.DataFrame({"at": [chart.rule_at]})).mark_rule(strokeDash=[4, 3]).encode(x=x("at")))
     return (
-        alt.layer(*layers, labels)
+        alt.layer(*layers)
         .properties(
             width=width,
             # A fixed height (not a step) so Vega-Lite can fit the width to the page without a warning.
             height=len(subjects) * (len(settings) * BAR_PX + BAND_GAP_PX),
-            title=alt.Title(k.title, anchor="start"),
-            description=f"{k.title} by machine and {k.setting_title} ({unit}, {better}).",
+            title=alt.Title(chart.title, anchor="start"),
+            description=f"{chart.title} by machine and {chart.setting_title} ({axis_title}).",
             background="transparent",
         )
         .configure_view(stroke=None)
     )
 
 
-def chart_spec(rows: pd.DataFrame, workload: str, *, width: int | str = "container") -> dict[str, Any]:
+def chart_spec(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container") -> dict[str, Any]:
     """The chart as a validated Vega-Lite dict."""
-    return make_chart(rows, workload, width=width).to_dict(validate=True)
+    return bar_chart(rows, chart, width=width).to_dict(validate=True)

@@ -210,16 +210,3 @@ def disturbed_line(results: ResultsFile) -> str | None:
         return None
     detail = "; ".join(f"{name}: {', '.join(why)}" for name, why in found.items())
     return f"disturbed run: other work on this machine may have slowed {len(found)} workload(s) ({detail})"
-
-
-def thresholds_markdown() -> str:
-    """The thresholds, for the Methodology page, from the constants the runner uses."""
-    return (
-        "Just before and just after each workload, benchlib records what else the machine is doing: "
-        "the load average, the CPU time the hypervisor gave to other virtual machines (steal), the CPU time of "
-        "processes outside the run (all busy CPU time minus the run's own processes), and, on a GPU run where "
-        "NVML shows it, other processes on the GPU. A workload is **disturbed** when other processes took more than "
-        f"{OTHERS_MAX_CPU_SHARE:.0%} of the CPU, steal was above {STEAL_MAX_SHARE:.0%}, or another process kept "
-        f"the GPU's SMs more than {GPU_OTHERS_MAX_SM_PERCENT:g}% busy. A run with a disturbed workload is marked "
-        "disturbed in its file and wherever it is shown, and is never used as the score's reference."
-    )

@@ -34,7 +34,6 @@ ORIGIN_FILES: dict[Origin, str] = {
     "advice": "benchlib/fit/history.yaml",
     "reported": "results/reported/",
 }
-REPORTED_DIR = Path(__file__).resolve().parents[1] / "results" / "reported"
 # The specs fields that change after a chip launches (and that the site marks when old); the rest
 # (bandwidth, TFLOPS, memory, formats) describe fixed hardware.
 SPEC_FIELDS_THAT_AGE = frozenset({"cloud_prices", "purchase_prices_usd", "launch_price_usd", "notes"})
@@ -99,7 +98,7 @@ def advice_facts() -> Iterator[DatedFact]:
             yield DatedFact("advice", f"{guide['id']} claim #{i}", text, str(claim["source"]))
 
 
-def reported_facts(directory: Path = REPORTED_DIR) -> Iterator[DatedFact]:
+def reported_facts(directory: Path | None = None) -> Iterator[DatedFact]:
     from benchlib.site.platforms import load_reported
 
     for results in load_reported(directory):
@@ -108,7 +107,7 @@ def reported_facts(directory: Path = REPORTED_DIR) -> Iterator[DatedFact]:
             yield DatedFact("reported", results.run_id, provenance.as_of.isoformat(), provenance.source_url)
 
 
-def dated_facts(reported_dir: Path = REPORTED_DIR) -> list[DatedFact]:
+def dated_facts(reported_dir: Path | None = None) -> list[DatedFact]:
     """Every dated fact, oldest first (ties by file and key)."""
     found = [*platform_facts(), *spec_facts(), *advice_facts(), *reported_facts(reported_dir)]
     return sorted(found, key=lambda f: (f.day, f.origin, f.key))
@@ -126,7 +125,9 @@ def facts(
     with_specs: Annotated[bool, typer.Option(
         "--specs", help="Also list hardware specifications (bandwidth, TFLOPS, memory), which do not age.",
     )] = False,
-    reported: Annotated[Path, typer.Option("--reported", help="The reported results folder.")] = REPORTED_DIR,
+    reported: Annotated[Optional[Path], typer.Option(
+        "--reported", help="The reported results folder [default: results/reported, or $BENCHLIB_REPORTED_DIR].",
+    )] = None,
 ) -> None:
     """List the guide's dated facts, oldest first, with their age and source.
 

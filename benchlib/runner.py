@@ -20,6 +20,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -183,11 +184,11 @@ def run_workload(workload: Workload, ctx: RunContext, requested_device: str) -> 
                 f"{workload.name} raised {type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})",
             )
         ]
-    telemetry = sampler.result()
-    return [
-        check(r.model_copy(update={"telemetry": telemetry}) if telemetry else r, requested_device, ctx.machine)
-        for r in records
-    ]
+    # Every record names the workload that made it, so its successes and failures file together.
+    stamp: dict[str, Any] = {"workload": workload.name, "framework": workload.framework}
+    if telemetry := sampler.result():
+        stamp["telemetry"] = telemetry
+    return [check(r.model_copy(update=stamp), requested_device, ctx.machine) for r in records]
 
 
 def _timed_json(workload: Workload, ctx: RunContext, requested_device: str) -> str:

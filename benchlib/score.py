@@ -8,12 +8,11 @@ The training and inference sub-scores are the same over their own tests.
 Unlike ai-benchmark's, a run that lacks a test (skipped, failed, never run) gets no number: the
 score is ``incomplete`` and names what is missing, instead of a geometric mean over fewer tests
 that would mean something else. The reference is the one committed results file in
-`REFERENCE_DIR`: a complete standard-suite run, never one marked disturbed (see `benchlib.conditions`).
+`benchlib.paths.reference_dir()`: a complete standard-suite run, never one marked disturbed (see `benchlib.conditions`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections.abc import Iterable, Mapping
@@ -21,17 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from benchlib.conditions import disturbed_line, thresholds_markdown
+from benchlib.conditions import disturbed_line
+from benchlib.paths import reference_dir
+from benchlib.results.load import params_of
 from benchlib.results.schema import MeasurementRecord, ResultsFile
 from benchlib.results.store import read_results, write_results
+from benchlib.workloads import all_workloads, owner
 
 if TYPE_CHECKING:
     import pandas as pd
 
 # The committed results; the reference folder holds exactly one run (machine, software and date
 # are inside it), named <machine id>.json.
-RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
-REFERENCE_DIR = RESULTS_DIR / "reference"
 SCALE = 100.0
 # The parameters the suites size differently; the others (model, architecture) say what is measured.
 SIZE_PARAMS = ("batch_size", "image_side")
@@ -66,28 +66,15 @@ class ScoreTest:
         return self.matches(row, ignore=SIZE_PARAMS)
 
 
-def _inference(framework: str, model: str) -> tuple[ScoreTest, ScoreTest]:
-    return (
-        ScoreTest(f"{model}-{framework}-b1", "inference", "inference", framework, "latency_p50",
-                  {"model": model, "batch_size": 1}, f"{model} inference, batch 1, median latency ({framework})"),
-        ScoreTest(f"{model}-{framework}-b32", "inference", "inference", framework, "throughput",
-                  {"model": model, "batch_size": 32}, f"{model} inference, batch 32, images/s ({framework})"),
+def _declared_tests() -> tuple[ScoreTest, ...]:
+    # Each workload declares its part in the score; their parameters are the standard suite's.
+    return tuple(
+        ScoreTest(part.key, part.kind, w.name, w.framework, part.metric, part.params, part.label, part.dtype)  # type: ignore[arg-type]
+        for w in all_workloads().values() for part in w.score
     )
 
 
-# Parameters are those of the standard suite: the score is defined on a standard-suite run.
-SCORE_TESTS: tuple[ScoreTest, ...] = (
-    ScoreTest("cnn-torch", "training", "cnn_fashion_mnist", "torch", "throughput", {"batch_size": 256},
-              "Fashion-MNIST CNN training, batch 256, samples/s (PyTorch)"),
-    ScoreTest("cnn-tensorflow", "training", "cnn_fashion_mnist", "tensorflow", "throughput", {"batch_size": 256},
-              "Fashion-MNIST CNN training, batch 256, samples/s (Keras on TensorFlow)"),
-    ScoreTest("fastai-resnet34-b64", "training", "fastai_transfer", "fastai", "epoch_time",
-              {"arch": "resnet34", "batch_size": 64, "image_side": 64}, "fastai resnet34 transfer learning, batch 64, time per epoch"),
-    *_inference("torch", "resnet50"),
-    *_inference("torch", "mobilenet_v2"),
-    *_inference("tensorflow", "resnet50"),
-    *_inference("tensorflow", "mobilenet_v2"),
-)
+SCORE_TESTS: tuple[ScoreTest, ...] = _declared_tests()
 
 
 @dataclass(frozen=True)
@@ -121,8 +108,13 @@ class Score:
         return "incomplete: missing " + self.missing_text()
 
 
+def _owner(workload: str, framework: str) -> str:
+    found = owner(workload, framework)
+    return found.name if found else workload
+
+
 def _row(r: MeasurementRecord) -> dict[str, Any]:
-    return {"workload": r.workload, "framework": r.framework, "metric": r.metric.name, "dtype": r.dtype,
+    return {"workload": _owner(r.workload, r.framework), "framework": r.framework, "metric": r.metric.name, "dtype": r.dtype,
             "params": r.params, "value": r.value, "status": r.status, "message": r.message,
             "higher_is_better": r.metric.higher_is_better}
 
@@ -140,8 +132,8 @@ def _lookup(rows: list[dict[str, Any]]) -> tuple[dict[str, tuple[float, bool]], 
             bad = matching[0]
             reasons[test.key] = f"{bad['status']}: {bad['message']}" if bad["message"] else str(bad["status"])
         else:
-            # A whole-workload failure is recorded under the workload's registry name, without params.
-            failed = [r for r in rows if r["framework"] == test.framework and r["workload"].startswith(test.workload) and r["status"] != "ok"]
+            # A whole-workload failure is recorded under the workload's name, without params.
+            failed = [r for r in rows if r["workload"] == test.workload and r["status"] != "ok"]
             elsewhere = [r for r in rows if r["status"] == "ok" and test.matches_but_size(r)]
             if failed:
                 reasons[test.key] = f"{failed[0]['status']}: {failed[0]['message']}"
@@ -156,8 +148,8 @@ def _geomean(values: list[float]) -> float:
 
 
 def reference_file(folder: Path | None = None) -> Path:
-    """The one results file in ``folder`` (`REFERENCE_DIR`); ValueError if there is none, or more than one."""
-    folder = REFERENCE_DIR if folder is None else folder
+    """The one results file in ``folder`` (by default `benchlib.paths.reference_dir()`); ValueError if there is none, or more than one."""
+    folder = reference_dir() if folder is None else folder
     found = sorted(p for p in Path(folder).glob("*.json") if not p.name.startswith("."))
     if len(found) != 1:
         what = "no results file" if not found else f"{len(found)} results files ({', '.join(p.name for p in found)})"
@@ -187,7 +179,7 @@ def untested(results: ResultsFile) -> list[str]:
 
 
 def load_reference(path: Path | str | None = None) -> ResultsFile:
-    """The reference run (by default the one in `REFERENCE_DIR`); ValueError if it can't be one."""
+    """The reference run (by default the one in `benchlib.paths.reference_dir()`); ValueError if it can't be one."""
     path = reference_file() if path is None else path
     reference = read_results(path)
     check_reference(reference, path)
@@ -195,11 +187,11 @@ def load_reference(path: Path | str | None = None) -> ResultsFile:
 
 
 def write_reference(run: Path | str, folder: Path | None = None) -> Path:
-    """Make ``run`` the score's reference: ``folder`` (`REFERENCE_DIR`)/<machine id>.json, replacing the one there.
+    """Make ``run`` the score's reference: ``folder`` (`benchlib.paths.reference_dir()`)/<machine id>.json, replacing the one there.
 
     Only a run whose conditions were recorded and quiet qualifies (ValueError says why not).
     """
-    folder = REFERENCE_DIR if folder is None else folder
+    folder = reference_dir() if folder is None else folder
     results = read_results(run, mark_implausible=False)
     check_reference(results, run)
     if results.disturbed is None:
@@ -260,10 +252,10 @@ def score_frame(df: "pd.DataFrame", reference: ResultsFile | None = None) -> "pd
     measured = df[df["provenance"] == "measured"]
     for file, group in measured.groupby("file", sort=False):
         rows = [
-            {"workload": r.workload, "framework": r.framework, "metric": r.metric, "dtype": r.dtype,
-             "params": json.loads(r.params), "value": r.value, "status": r.status, "message": r.message,
-             "higher_is_better": r.higher_is_better}
-            for r in group.itertuples()
+            {"workload": _owner(r["workload"], r["framework"]), "framework": r["framework"], "metric": r["metric"],
+             "dtype": r["dtype"], "params": params_of(r), "value": r["value"], "status": r["status"],
+             "message": r["message"], "higher_is_better": r["higher_is_better"]}
+            for r in group.to_dict("records")
         ]
         s = _score(rows, reference)
         first = group.iloc[0]
@@ -279,51 +271,8 @@ def score_frame(df: "pd.DataFrame", reference: ResultsFile | None = None) -> "pd
                                       "score", "training", "inference", "complete", "missing"])
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
-
-
-def _conditions_note(reference: ResultsFile) -> str:
-    if reference.disturbed is None:
-        return "What else the machine was doing during this run was not recorded: the run predates that record."
-    return "The machine was quiet throughout the run (no workload disturbed)."
-
-
-def methodology_markdown(reference: ResultsFile | None = None) -> str:
-    """The formula, the reference machine and the test list, as Markdown for the Methodology page."""
-    reference = reference or load_reference()
-    ref, _ = _lookup([_row(r) for r in reference.measurements])
-    units = {(r.workload, r.framework, r.metric.name): r.metric.unit for r in reference.measurements}
-    machine = reference.machine
-    software = machine.software
-    stack = ", ".join(f"{k} {v}" for k, v in (software.model_dump().items() if software else []) if v and k in ("python", "torch", "tensorflow", "fastai"))
-    lines = [
-        "The **benchlib score** compares a machine with a fixed reference machine on "
-        f"{len(SCORE_TESTS)} tests from the `standard` suite:",
-        "",
-        # Plain HTML rather than LaTeX: the site ships no math renderer (nothing loads from a CDN).
-        "<p class=\"fg-formula\">score = 100 × ( ∏<sub>i=1…n</sub> t<sub>ref,i</sub> / t<sub>i</sub> )<sup>1/n</sup></p>",
-        "",
-        "where t<sub>i</sub> is the machine's time on test i and t<sub>ref,i</sub> the reference machine's. "
-        "For a test measured as a rate (samples/s, images/s) the ratio is measured rate / reference rate, "
-        "which is the same thing. The reference machine scores 100; a machine twice as fast on every test scores 200. "
-        "The training and inference sub-scores use the same formula over their own tests.",
-        "",
-        "A run that is missing any test (skipped, failed, or not run) gets no score: it is shown as "
-        "*incomplete*, with the missing tests named.",
-        "",
-        f"**Reference machine:** {machine.label} (`{machine.id}`), standard suite run `{reference.run_id}` "
-        f"of {reference.created:%Y-%m-%d}" + (f"; {stack}" if stack else "") + ". " + _conditions_note(reference),
-        "",
-        thresholds_markdown(),
-        "",
-        "| test | kind | workload | framework | measurement | reference value |",
-        "|---|---|---|---|---|---|",
-    ]
-    for t in SCORE_TESTS:
-        params = ", ".join(f"{k}={v}" for k, v in t.params.items())
-        unit = units.get((t.workload, t.framework, t.metric), "")
-        lines.append(
-            f"| `{t.key}` | {t.kind} | `{t.workload}` ({params}) | {t.framework} | {t.label} | {_fmt(ref[t.key][0])} {unit} |"
-        )
-    return "\n".join(lines) + "\n"
+def reference_values(reference: ResultsFile) -> dict[str, tuple[float, str]]:
+    """Per test key: the reference run's value and its unit."""
+    found, _ = _lookup([_row(r) for r in reference.measurements])
+    units = {(_owner(r.workload, r.framework), r.metric.name): r.metric.unit for r in reference.measurements}
+    return {t.key: (found[t.key][0], units.get((t.workload, t.metric), "")) for t in SCORE_TESTS if t.key in found}

@@ -16,7 +16,8 @@ from rich.text import Text
 
 from benchlib.conditions import disturbed_line
 from benchlib.results.schema import ResultsFile
-from benchlib.score import RESULTS_DIR, SCORE_TESTS, SCORED_SUITES, Score, load_reference, score
+from benchlib.paths import results_dir
+from benchlib.score import SCORE_TESTS, SCORED_SUITES, Score, load_reference, score
 
 
 def _not_scored(results: ResultsFile) -> str | None:
@@ -97,7 +98,8 @@ def _committed(exclude: set[tuple[str, str]], reference: ResultsFile) -> list[tu
     from benchlib.results.store import ResultsError, iter_result_paths, read_results
 
     newest: dict[str, tuple[Path, ResultsFile]] = {}
-    for path in iter_result_paths(RESULTS_DIR) if RESULTS_DIR.is_dir() else []:
+    committed = results_dir()
+    for path in iter_result_paths(committed) if committed.is_dir() else []:
         try:
             results = read_results(path)
         except ResultsError:

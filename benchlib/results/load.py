@@ -1,8 +1,12 @@
-"""Results files into a tidy pandas DataFrame: one row per measurement, machine fields flattened."""
+"""Results files into a tidy pandas DataFrame: one row per measurement, machine fields flattened.
+
+Every file is read through the store (`read_results`), so its schema checks and plausibility marks
+apply to every reader. A record's params become columns here, once: ``param_<name>``, absent
+(NaN) where a record has no such param.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -11,12 +15,13 @@ import pandas as pd
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import iter_result_paths, read_results
 
+PARAM_PREFIX = "param_"
 COLUMNS = [
     "file", "run_id", "created", "suite", "complete", "disturbed", "benchlib_version", "methodology_version",
     "provenance", "source_url", "source_as_of", "source_context",
     "machine_id", "machine_label", "platform", "cpu_model", "gpu_name", "gpu_count",
     "python_version", "torch_version", "tf_version",
-    "workload", "framework", "device", "device_name", "dtype", "params",
+    "workload", "framework", "device", "device_name", "dtype",
     "metric", "unit", "higher_is_better", "value", "status", "message", "peak", "efficiency",
     "median_s", "iqr_s", "n", "noisy",
 ]
@@ -59,7 +64,7 @@ def rows_of(results: ResultsFile, file: str) -> list[dict]:
                 "device": r.device,
                 "device_name": r.device_name,
                 "dtype": r.dtype,
-                "params": json.dumps(r.params, sort_keys=True),
+                **{f"{PARAM_PREFIX}{key}": value for key, value in r.params.items()},
                 "metric": r.metric.name,
                 "unit": r.metric.unit,
                 "higher_is_better": r.metric.higher_is_better,
@@ -78,12 +83,21 @@ def rows_of(results: ResultsFile, file: str) -> list[dict]:
 
 
 def load_results(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
-    """Load results files and folders. A malformed file raises ResultsError naming file and field.
-
-    ``params`` is kept as a sorted JSON string so rows stay hashable and comparable; use
-    ``json.loads`` on it for the values.
-    """
+    """Load results files and folders. A malformed file raises ResultsError naming file and field."""
     rows: list[dict] = []
     for path in iter_result_paths(paths):
         rows.extend(rows_of(read_results(path), str(path)))
-    return pd.DataFrame(rows, columns=COLUMNS)
+    params = sorted({key for row in rows for key in row if key.startswith(PARAM_PREFIX)})
+    return pd.DataFrame(rows, columns=COLUMNS + params)
+
+
+def params_of(row: "pd.Series | dict") -> dict:
+    """A frame row's params as the record had them (the ``param_*`` columns that are set)."""
+    return {
+        key.removeprefix(PARAM_PREFIX): value for key, value in dict(row).items()
+        if key.startswith(PARAM_PREFIX) and not _missing(value)
+    }
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)

@@ -16,6 +16,10 @@ SCHEMA_VERSION = 1
 
 Status = Literal["ok", "oom", "error", "skipped", "invalid"]
 SkipReason = Literal["budget", "framework-missing", "device-unavailable"]
+# The run went wrong: what `benchlib run` reports as failures.
+FAILED_STATUSES: tuple[Status, ...] = ("error", "oom", "invalid")
+# Statuses that carry no number: listed in tables, never plotted.
+NO_VALUE_STATUSES: tuple[Status, ...] = ("oom", "error", "skipped")
 
 
 class _Model(BaseModel):

@@ -7,6 +7,6 @@
 
 from __future__ import annotations
 
-from benchlib.site.figures import chart
+from benchlib.site.figures import ChartsOnPage, chart
 
-__all__ = ["chart"]
+__all__ = ["ChartsOnPage", "chart"]

@@ -1,204 +1,110 @@
-"""A chart block for a page: `<figure>` with the interactive chart, a static SVG and provenance.
+"""Chart blocks for a page: ``<figure>`` with the interactive chart, a static SVG, provenance and data.
 
 The interactive view is drawn in the browser by vega-embed from the spec in the view's
 ``data-spec`` attribute (assets/javascripts/charts.js starts it from Material's ``document$``).
 Not a ``<script type="application/json">``: instant navigation re-creates scripts without their
 ``type``, which would run the JSON as JavaScript. The static SVG made by vl-convert shows until
-the interactive chart is drawn, and whenever JavaScript is off.
-Every string that comes from a results file is escaped: results are data, never markup.
+the interactive chart is drawn, and whenever JavaScript is off. The markup is in the templates
+``chart.html``, ``chart_notes.html`` and ``chart_empty.html``; everything from a results file is
+escaped there.
+
+A page shows one chart with ``print(chart("matmul"))``. The Results page also ends with
+``print(page.remaining())`` on a `ChartsOnPage`, which shows every declared chart the page has not
+shown yet: a new workload's chart appears there with no page edited.
 """
 
 from __future__ import annotations
 
 import json
-from html import escape
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 import pandas as pd
 
-from benchlib.charts import BUILD_MACHINE, FAILED, REPORTED, annotate, chart_rows, chart_spec, kind, value_text
-from benchlib.site.platforms import stale_badge
-from benchlib.site.sources import MEASURE_ENV, RESULTS_ENV, SiteData, project_root, site_data
+from benchlib.charts import chart_spec, plotted_rows
+from benchlib.paths import RESULTS_ENV, project_root
+from benchlib.results.schema import NO_VALUE_STATUSES
+from benchlib.site.data import BUILD_MACHINE, REPORTED, SiteData, site_data
+from benchlib.site.render import render, value_text
+from benchlib.site.sources import MEASURE_ENV
+from benchlib.workloads import Chart, all_workloads, charts
 
 STATIC_WIDTH = 640
 # Chart blocks live on the pages under benchmarks/, next to these.
 RUN_IT_YOURSELF = "../run-it-yourself/"
 METHODOLOGY = "../methodology/"
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _link(url: str | None, text: str) -> str:
-    if url and urlparse(url).scheme in ("http", "https"):
-        return f'<a href="{_e(url)}">{_e(text)}</a>'
-    return _e(text)
-
-
 _SOFTWARE = ("benchlib_version", "methodology_version", "suite", "torch_version", "python_version")
-
-
-def _software(row: pd.Series) -> str:
-    text = f"benchlib {_e(row['benchlib_version'])} (methodology {_e(row['methodology_version'])})"
-    if _present(row["suite"]):
-        text += f", {_e(row['suite'])} suite"
-    for name, col in (("torch", "torch_version"), ("Python", "python_version")):
-        if _present(row[col]):
-            text += f", {name} {_e(row[col])}"
-    return text
-
-
-def _when(g: pd.DataFrame) -> str:
-    dates = sorted(set(g["date"]))
-    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
-    return _e(when) + (", during this build" if (g["source"] == BUILD_MACHINE).any() else "")
-
-
-def provenance(rows: pd.DataFrame) -> str:
-    """Where the plotted numbers come from: measured runs grouped by software, reported ones by source."""
-    items = []
-    measured = rows[rows["source"] != REPORTED]
-    for _, group in measured.groupby(list(_SOFTWARE), sort=False, dropna=False):
-        machines = "; ".join(f"{_e(subject)} ({_when(g)})" for subject, g in group.groupby("subject", sort=False))
-        items.append(f"<li><strong>Measured</strong> with {_software(group.iloc[0])}: {machines}.</li>")
-    reported = rows[rows["source"] == REPORTED]
-    for _, group in reported.groupby(["source_url", "source_context"], sort=False, dropna=False):
-        first = group.iloc[0]
-        source = _link(first["source_url"], urlparse(first["source_url"] or "").netloc or "source")
-        dated = dict(zip(group["subject"], group["date"]))
-        if len(set(dated.values())) == 1:
-            when = f", as of {_e(first['date'])}{stale_badge(first['date'])}"
-            machines = "; ".join(_e(subject) for subject in dated)
-        else:
-            # One source whose figures carry their own dates (a table grown over time): date each machine.
-            when = ""
-            machines = "; ".join(f"{_e(subject)} (as of {_e(day)}{stale_badge(day)})" for subject, day in dated.items())
-        context = ""
-        if _present(first["source_context"]):
-            # Sources come with long notes on their setting; fold them so the caption stays short.
-            context = (
-                ' <details class="bench-chart__context"><summary>The source\'s setting</summary>'
-                f"<p>{_e(first['source_context'])}</p></details>"
-            )
-        items.append(f"<li><strong>Reported</strong> by {source}{when}: {machines}.{context}</li>")
-    return f'<ul class="bench-chart__sources">{"".join(items)}</ul>'
 
 
 def _present(value: object) -> bool:
     return value is not None and bool(pd.notna(value)) and value != ""
 
 
+def _software(row: pd.Series) -> str:
+    text = f"benchlib {row['benchlib_version']} (methodology {row['methodology_version']})"
+    if _present(row["suite"]):
+        text += f", {row['suite']} suite"
+    for name, col in (("torch", "torch_version"), ("Python", "python_version")):
+        if _present(row[col]):
+            text += f", {name} {row[col]}"
+    return text
+
+
+def _when(group: pd.DataFrame) -> str:
+    dates = sorted(set(group["date"]))
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    return when + (", during this build" if (group["source"] == BUILD_MACHINE).any() else "")
+
+
+def provenance(rows: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """Where the plotted numbers come from: measured runs grouped by software, reported ones by source."""
+    measured = [
+        {"software": _software(group.iloc[0]),
+         "machines": [{"subject": s, "when": _when(g)} for s, g in group.groupby("subject", sort=False)]}
+        for _, group in rows[rows["source"] != REPORTED].groupby(list(_SOFTWARE), sort=False, dropna=False)
+    ]
+    reported = []
+    for _, group in rows[rows["source"] == REPORTED].groupby(["source_url", "source_context"], sort=False, dropna=False):
+        first = group.iloc[0]
+        dated = dict(zip(group["subject"], group["date"]))
+        # One source whose figures carry their own dates (a table grown over time) dates each machine.
+        one_date = len(set(dated.values())) == 1
+        reported.append({
+            "url": first["source_url"], "as_of": first["date"] if one_date else None,
+            "machines": [{"subject": s, "when": d} for s, d in dated.items()],
+            "context": first["source_context"] if _present(first["source_context"]) else None,
+        })
+    return {"measured": measured, "reported": reported}
+
+
 def _number(value: object, fmt: str) -> str:
     return format(value, fmt) if _present(value) else ""
 
 
-def data_table(rows: pd.DataFrame, setting_title: str) -> str:
-    head = [
-        "Machine", setting_title, "Value", "Unit", "Of peak", "Noise (IQR / median)",
-        "Samples", "Status", "Date", "Source",
-    ]
-    body = []
-    for _, r in rows.iterrows():
-        noise = r["iqr_s"] / r["median_s"] if _present(r["iqr_s"]) and r["median_s"] else None
+def table_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """The data table's cells, formatted once."""
+    out = []
+    for r in rows.to_dict("records"):
+        noise = r["iqr_s"] / r["median_s"] if _present(r["iqr_s"]) and _present(r["median_s"]) and r["median_s"] else None
         status = r["status"] + (f": {r['message']}" if _present(r["message"]) else "")
         if _present(r["noisy"]) and bool(r["noisy"]):
             status += " (noisy)"
-        value = value_text(r["value"]) if _present(r["value"]) else ""
-        cells = [r["subject"], r["setting"], value, r["unit"], _number(r["efficiency"], ".0%"),
-                 _number(noise, ".1%"), _number(r["n"], ".0f"), status]
-        reported = r["source"] == REPORTED
-        # A reported figure's date is its source's, so it ages like any sourced fact.
-        when = _e(r["date"]) + (stale_badge(r["date"]) if reported else "")
-        source = _link(r["source_url"], r["source"]) if reported else _e(r["source"])
-        body.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + f"<td>{when}</td><td>{source}</td></tr>")
-    header = "".join(f"<th>{_e(h)}</th>" for h in head)
-    return (
-        '<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
-        f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody></table></div></div>"
-    )
+        out.append({
+            "subject": r["subject"], "setting": r["setting"],
+            "value": value_text(r["value"]) if _present(r["value"]) else "", "unit": r["unit"],
+            "of_peak": _number(r["efficiency"], ".0%"), "noise": _number(noise, ".1%"), "samples": _number(r["n"], ".0f"),
+            "status": status, "date": r["date"], "reported": r["source"] == REPORTED,
+            "source": r["source"], "source_url": r["source_url"], "derived": r.get("derived") or "",
+        })
+    return out
 
 
-def _shown(folder: Path) -> str:
+def _shown(data: SiteData) -> str:
     """The results folder as a reader knows it: relative to the project when it is inside it."""
     try:
-        return f"{folder.resolve().relative_to(project_root().resolve())}/"
+        return f"{data.results_dir.resolve().relative_to(project_root().resolve())}/"
     except ValueError:
-        return str(folder)
-
-
-def _empty(workload: str, data: SiteData) -> str:
-    return (
-        f'<div class="admonition info bench-chart bench-chart--empty" data-chart="{_e(workload)}">'
-        '<p class="admonition-title">No measurements yet</p>'
-        f"<p>No results file in <code>{_e(_shown(data.results_dir))}</code> has "
-        f"<code>{_e(workload)}</code> measurements. "
-        "Run <code>benchlib run --suite quick</code> and copy the file it writes into <code>results/</code>, "
-        f"or build the site with <code>{MEASURE_ENV}=quick</code> to measure the machine that builds it "
-        f"(<code>{RESULTS_ENV}</code> points the build at another folder). "
-        f'See <a href="{RUN_IT_YOURSELF}">Run it yourself</a>.</p></div>'
-    )
-
-
-def _notes(invalid: pd.DataFrame, failed: pd.DataFrame) -> str:
-    out = []
-    if not invalid.empty:
-        items = "".join(
-            f"<li>{_e(r['subject'])}, {_e(r['setting'])}: "
-            f"{_e(r['message'] if _present(r['message']) else 'invalid')}</li>"
-            for _, r in invalid.iterrows()
-        )
-        out.append(
-            '<div class="admonition warning"><p class="admonition-title">'
-            f"{len(invalid)} invalid measurement(s) left out of the chart</p>"
-            f'<p>benchlib marks a number invalid when it breaks a <a href="{METHODOLOGY}#sanity-checks">'
-            "sanity check</a>.</p>"
-            f"<ul>{items}</ul></div>"
-        )
-    if not failed.empty:
-        out.append(
-            f'<p class="bench-chart__note">{len(failed)} measurement(s) produced no number '
-            "(error, out of memory or skipped); the table lists them with their message.</p>"
-        )
-    return "".join(out)
-
-
-def figure_html(workload: str, data: SiteData) -> str:
-    """The chart block for ``workload`` from ``data``: figure, notes and the data table."""
-    k = kind(workload)
-    annotated = annotate(data.frame, workload, data.build_files)
-    if annotated.empty:
-        return _empty(workload, data)
-    plotted = chart_rows(annotated)
-    invalid = annotated[annotated["status"] == "invalid"]
-    failed = annotated[annotated["status"].isin(FAILED)]
-    table = data_table(pd.concat([plotted, invalid, failed]), k.setting_title)
-    details = (
-        f'<details class="note bench-chart__data"><summary>Data behind the {_e(k.title.lower())} chart '
-        f"({len(plotted)} plotted, {len(invalid) + len(failed)} not)</summary>{table}</details>"
-    )
-    if plotted.empty:
-        return (
-            f'<div class="admonition info bench-chart bench-chart--empty" data-chart="{_e(workload)}">'
-            f'<p class="admonition-title">No valid {_e(workload)} measurements yet</p></div>'
-            + _notes(invalid, failed) + details
-        )
-    highlight = ""
-    if (plotted["source"] == BUILD_MACHINE).any():
-        highlight = f" ★ marks {BUILD_MACHINE}, measured while this site was built."
-    caption = (
-        f"<p>{_e(k.title)} by machine and {_e(k.setting_title)}.{_e(highlight)} Where the numbers come from:</p>"
-        + provenance(plotted)
-    )
-    figure = chart_figure(
-        workload, chart_spec(plotted, workload), chart_spec(plotted, workload, width=STATIC_WIDTH), caption
-    )
-    return figure + _notes(invalid, failed) + details
-
-
-_CONTROL_CHARS = {c: None for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)]}
+        return str(data.results_dir)
 
 
 def _printable(value: Any) -> Any:
@@ -216,25 +122,94 @@ def _printable(value: Any) -> Any:
     return value
 
 
-def chart_figure(chart_id: str, spec: dict[str, Any], static_spec: dict[str, Any], caption_html: str) -> str:
-    """The ``<figure>`` charts.js draws: ``spec`` in the view's ``data-spec``, ``static_spec`` as SVG.
+_CONTROL_CHARS = {c: None for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)]}
 
-    ``caption_html`` must already be escaped. The figure's label is the spec's description.
-    """
+
+def static_svg(spec: dict[str, Any]) -> str:
     import vl_convert
 
-    label = _e(spec.get("description", chart_id))
-    return (
-        f'<figure class="bench-chart" id="chart-{_e(chart_id)}" data-chart="{_e(chart_id)}">'
-        f'<div class="bench-chart__view" role="img" aria-label="{label}" '
-        f'data-spec="{_e(json.dumps(spec, separators=(",", ":")))}"></div>'
-        # data-search-exclude: the SVG's ticks and labels would only clutter the search index.
-        f'<div class="bench-chart__fallback" role="img" aria-label="{label}" data-search-exclude>'
-        f"{vl_convert.vegalite_to_svg(_printable(static_spec))}</div>"
-        f"<figcaption>{caption_html}</figcaption></figure>"
+    return vl_convert.vegalite_to_svg(_printable(spec))
+
+
+def figure_context(chart_id: str, spec: dict[str, Any], static_spec: dict[str, Any]) -> dict[str, Any]:
+    """What ``figure.html`` needs: ``spec`` for the interactive view, ``static_spec`` drawn as SVG."""
+    return {
+        "chart_id": chart_id, "description": spec.get("description", chart_id),
+        "spec": json.dumps(spec, separators=(",", ":")), "svg": static_svg(static_spec),
+    }
+
+
+def _workloads_of(chart: Chart) -> list[str]:
+    return [w.name for w in all_workloads().values() if any(p.chart.id == chart.id for p in w.plots)]
+
+
+def _suite_of(chart: Chart) -> str:
+    suites = [s for w in all_workloads().values() if w.name in _workloads_of(chart) for s in w.suites]
+    return "quick" if "quick" in suites else (suites[0] if suites else "quick")
+
+
+def chart_html(chart: Chart, rows: pd.DataFrame, data: SiteData) -> str:
+    """The block for ``chart`` from its rows: figure, notes and the data table, or why it is empty."""
+    plotted = plotted_rows(rows, chart) if not rows.empty else rows
+    if plotted.empty:
+        empty = render(
+            "chart_empty.html", chart=chart, has_rows=not rows.empty, results_dir=_shown(data),
+            workloads=_workloads_of(chart), suite=_suite_of(chart), measure_env=MEASURE_ENV,
+            results_env=RESULTS_ENV, run_it_yourself=RUN_IT_YOURSELF,
+        )
+        return empty + (_notes(chart, rows, plotted) if not rows.empty else "")
+    spec = chart_spec(plotted, chart)
+    return render(
+        "chart.html", chart=chart, **figure_context(chart.id, spec, chart_spec(plotted, chart, width=STATIC_WIDTH)),
+        build_machine=BUILD_MACHINE if (plotted["source"] == BUILD_MACHINE).any() else None,
+        any_reported=(plotted["source"] == REPORTED).any(), **provenance(plotted),
+        **_note_context(chart, rows, plotted),
     )
 
 
-def chart(workload: str) -> str:
+def _note_context(chart: Chart, rows: pd.DataFrame, plotted: pd.DataFrame) -> dict[str, Any]:
+    invalid = rows[rows["status"] == "invalid"]
+    failed = rows[rows["status"].isin(NO_VALUE_STATUSES)]
+    shown = pd.concat([plotted, invalid, failed])
+    return {
+        "invalid": invalid.to_dict("records"), "failed": failed.to_dict("records"),
+        "rows": table_rows(shown), "plotted_count": len(plotted), "methodology": METHODOLOGY,
+        "any_derived": bool((shown.get("derived", pd.Series(dtype=str)).fillna("") != "").any()),
+    }
+
+
+def _notes(chart: Chart, rows: pd.DataFrame, plotted: pd.DataFrame) -> str:
+    return render("chart_notes.html", chart=chart, **_note_context(chart, rows, plotted))
+
+
+def chart(chart_id: str, data: SiteData | None = None) -> str:
     """The chart block for a page: ``print(chart("matmul"))`` in a markdown-exec block."""
-    return figure_html(workload, site_data())
+    declared = charts()
+    if chart_id not in declared:
+        raise KeyError(f"no chart {chart_id!r}; declared charts: {', '.join(declared)}")
+    data = data or site_data()
+    return chart_html(declared[chart_id], data.charts.get(chart_id, pd.DataFrame()), data)
+
+
+@dataclass
+class ChartsOnPage:
+    """The charts one page shows, so that the page can end with every declared chart it hasn't shown.
+
+    Used in a markdown-exec session: ``page = ChartsOnPage()`` in the first block,
+    ``print(page.chart("matmul"))`` where a chart has its own section, ``print(page.remaining())`` last.
+    """
+
+    shown: list[str] = field(default_factory=list)
+
+    def chart(self, chart_id: str) -> str:
+        self.shown.append(chart_id)
+        return chart(chart_id)
+
+    def remaining(self) -> str:
+        data = site_data()
+        blocks = []
+        for chart_id, declared in charts().items():
+            if chart_id not in self.shown:
+                self.shown.append(chart_id)
+                blocks.append(chart_html(declared, data.charts.get(chart_id, pd.DataFrame()), data))
+        return "".join(blocks)

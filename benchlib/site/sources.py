@@ -1,9 +1,8 @@
-"""Where the site's charts get their data.
+"""The build machine's own measurement, and one clear stop for an invalid results file.
 
-The committed results folder (``results/``, or ``$BENCHLIB_RESULTS_DIR``), plus on request a fresh
-measurement of the machine building the site: ``BENCHLIB_MEASURE=quick mkdocs build`` runs the
-quick suite once per machine fingerprint and benchlib version, and keeps the file under
-``.cache/benchlib/`` so ``mkdocs serve`` rebuilds don't measure again.
+On request the site shows a fresh measurement of the machine building it:
+``BENCHLIB_MEASURE=quick mkdocs build`` runs the quick suite once per machine fingerprint and
+benchlib version, and keeps the file under ``.cache/benchlib/`` so rebuilds don't measure again.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -23,22 +21,11 @@ import benchlib
 from benchlib.results.load import load_results
 from benchlib.results.store import ResultsError, iter_result_paths, read_results
 
-RESULTS_ENV = "BENCHLIB_RESULTS_DIR"
 MEASURE_ENV = "BENCHLIB_MEASURE"
 SUITES = ("quick", "standard", "full")
 _OFF = ("", "0", "off", "no", "false")
 
 log = logging.getLogger("mkdocs.plugins.benchlib")
-
-
-def project_root() -> Path:
-    """The folder holding mkdocs.yml while MkDocs builds (markdown-exec exports it), else the cwd."""
-    return Path(os.environ.get("MKDOCS_CONFIG_DIR") or Path.cwd())
-
-
-def results_dir() -> Path:
-    configured = os.environ.get(RESULTS_ENV)
-    return Path(configured) if configured else project_root() / "results"
 
 
 class InvalidResultsStopTheBuild(SystemExit):
@@ -113,29 +100,3 @@ def build_measurement(suite: str, cache_root: Path) -> Path:
     outcome = run_suite(select_workloads(suite), suite=suite, device="auto", machine=machine, out_dir=out)
     log.info("benchlib: measured in %.1f s, saved %s", outcome.wall_s, outcome.path)
     return outcome.path
-
-
-@dataclass(frozen=True)
-class SiteData:
-    """All measurements the site shows, and which files were measured during this build."""
-
-    frame: pd.DataFrame
-    results_dir: Path
-    build_files: frozenset[str]
-
-
-def site_data() -> SiteData:
-    """Load the results folder (missing means empty) and, if asked, this machine's measurement.
-
-    An invalid results file raises `ResultsError` naming the file and field; in a build, that ends
-    the build with one message (`stop_build_on_invalid_results`).
-    """
-    folder = results_dir()
-    paths = list(iter_result_paths(folder)) if folder.is_dir() else []
-    build: list[str] = []
-    suite = requested_suite()
-    if suite:
-        fresh = build_measurement(suite, project_root() / ".cache" / "benchlib")
-        paths.append(fresh)
-        build.append(str(fresh))
-    return SiteData(frame=load_site_results(paths), results_dir=folder, build_files=frozenset(build))

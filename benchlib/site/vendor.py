@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-BUNDLE = Path(__file__).resolve().parents[2] / "docs" / "assets" / "javascripts" / "vendor" / "vega-bundle.js"
+from benchlib.paths import docs_dir
+
+
+def bundle_file() -> Path:
+    """Where the site serves the bundle from, inside the configured docs folder."""
+    return docs_dir() / "assets" / "javascripts" / "vendor" / "vega-bundle.js"
 
 
 def bundle_text() -> str:
@@ -28,9 +33,10 @@ def bundle_text() -> str:
 
 
 def main() -> None:
-    BUNDLE.parent.mkdir(parents=True, exist_ok=True)
-    BUNDLE.write_text(bundle_text(), encoding="utf-8")
-    print(f"wrote {BUNDLE} ({BUNDLE.stat().st_size:,} bytes)")
+    bundle = bundle_file()
+    bundle.parent.mkdir(parents=True, exist_ok=True)
+    bundle.write_text(bundle_text(), encoding="utf-8")
+    print(f"wrote {bundle} ({bundle.stat().st_size:,} bytes)")
 
 
 if __name__ == "__main__":

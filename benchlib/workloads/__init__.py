@@ -4,20 +4,30 @@ A workload module defines a `Workload` and calls `register(...)` at import time.
 workload means adding one file to this package; `all_workloads()` imports every module here.
 
 A workload's `run(ctx, params)` returns `MeasurementRecord`s. It never writes files: the runner
-does that, and applies the sanity checks (peak, device) to what comes back.
+does that, stamps the workload's name and framework on every record, and applies the sanity
+checks (peak, device) to what comes back.
+
+A workload also declares how its records are shown, so charts, tables and the score need no
+knowledge of any workload: which `Chart` each metric goes on and what a bar's setting is
+(`Plot`), what it adds to the score (`ScorePart`), and figures derived from its records
+(`Ratio`, `Rate`). Records that other commands write (`benchlib max-batch`, `benchlib launch`) or
+that only sources report are declared the same way, with ``run=None``.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchlib.results.schema import Machine, MeasurementRecord, Metric
 
 SIZES = ("quick", "standard", "full")
+# Comma-separated modules that register your own workloads (the tests' tiny ones too).
+WORKLOAD_MODULES_ENV = "BENCHLIB_WORKLOAD_MODULES"
 
 
 class UnknownWorkload(KeyError):
@@ -27,6 +37,84 @@ class UnknownWorkload(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart on the site. Workloads that share a `Chart` object share the chart (amp and amp_keras).
+
+    ``label`` formats a bar's value label (``{value}`` is the value to three significant digits);
+    ``rule_at`` draws a dashed line at that value (1 for a speedup).
+    """
+
+    id: str
+    title: str
+    setting_title: str
+    axis_title: str | None = None
+    setting_order: tuple[str, ...] = ()
+    label: str = "{value}"
+    rule_at: float | None = None
+    tick_title: str | None = None
+
+
+@dataclass(frozen=True)
+class Plot:
+    """Which of a workload's records go on ``chart``, and the setting (the bar's colour) of each.
+
+    ``setting`` is a format string over the frame's columns (``{dtype}``, ``{param_batch_size}``,
+    ``{framework_name}``); ``setting_names`` renames what it gives (``device_copy`` → ``copy on
+    device``). ``where`` keeps only rows whose columns equal those values. ``tick_metric`` draws,
+    on each bar, a tick at the value of that other metric for the same run and setting (p90 on a
+    p50 latency bar); a known peak is always drawn that way.
+    """
+
+    chart: Chart
+    metric: str
+    setting: str
+    setting_names: Mapping[str, str] = field(default_factory=dict)
+    where: Mapping[str, Any] = field(default_factory=dict)
+    tick_metric: str | None = None
+
+
+@dataclass(frozen=True)
+class ScorePart:
+    """A measurement the benchlib score uses: this workload's record with this metric, dtype and params."""
+
+    key: str
+    kind: str
+    metric: str
+    params: Mapping[str, Any]
+    label: str
+    dtype: str = "fp32"
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """A derived figure: ``metric`` = value at ``over`` = numerator / value at denominator.
+
+    Pairs are records of one results file that agree on ``same`` (frame columns), e.g. fastai's
+    fp32 epoch time over its fp16 one at the same batch size.
+    """
+
+    metric: str
+    unit: str
+    over: str
+    numerator: str
+    denominator: str
+    same: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A derived figure: ``metric`` = (product of the ``count`` params) / the ``of`` metric's seconds.
+
+    For sources that report a total time for a known amount of work (epochs x steps x batch).
+    """
+
+    metric: str
+    unit: str
+    of: str
+    count: tuple[str, ...]
 
 
 @dataclass
@@ -51,11 +139,17 @@ class Workload:
     description: str
     metric: Metric
     sizes: dict[str, dict[str, Any]]
-    run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]]
+    # None for records only other commands write, or only sources report.
+    run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]] | None
     devices: tuple[str, ...] = ("cpu", "cuda", "mps")
     suites: tuple[str, ...] = SIZES
     # Seconds one run of a size takes, for `benchlib run --budget` before this machine has run it.
     expected_s: dict[str, float] = field(default_factory=dict)
+    plots: tuple[Plot, ...] = ()
+    score: tuple[ScorePart, ...] = ()
+    derived: tuple[Ratio | Rate, ...] = ()
+    # Names this workload's records had in files older benchlibs wrote (Keras twins wrote "amp").
+    formerly: tuple[str, ...] = ()
 
     def params(self, size: str) -> dict[str, Any]:
         """Parameters for a size; a size a workload doesn't define falls back to the next smaller one."""
@@ -78,12 +172,16 @@ def register(workload: Workload) -> Workload:
 
 
 def _load_all() -> None:
+    """Import every module of this package, and your own named in ``$BENCHLIB_WORKLOAD_MODULES``."""
     global _loaded
     if _loaded:
         return
     for module in pkgutil.iter_modules(__path__):
         if not module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{module.name}")
+    for name in os.environ.get(WORKLOAD_MODULES_ENV, "").split(","):
+        if name.strip():
+            importlib.import_module(name.strip())
     _loaded = True
 
 
@@ -99,5 +197,25 @@ def get(name: str) -> Workload:
     return workloads[name]
 
 
+def owner(workload: str, framework: str) -> Workload | None:
+    """The registered workload a record named ``workload`` with ``framework`` belongs to, if any.
+
+    Its own name when that workload has this framework, else one that was formerly so named.
+    """
+    workloads = all_workloads()
+    named = workloads.get(workload)
+    if named is not None and named.framework == framework:
+        return named
+    for candidate in workloads.values():
+        if workload in candidate.formerly and candidate.framework == framework:
+            return candidate
+    return named
+
+
+def charts() -> dict[str, Chart]:
+    """Every declared chart by id, in the order workloads declare them."""
+    return {plot.chart.id: plot.chart for w in all_workloads().values() for plot in w.plots}
+
+
 def in_suite(suite: str) -> list[Workload]:
-    return [w for w in all_workloads().values() if suite in w.suites]
+    return [w for w in all_workloads().values() if w.run is not None and suite in w.suites]

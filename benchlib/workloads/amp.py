@@ -18,13 +18,16 @@ from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import Step, torch_step
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.timing import Timer
-from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
 NAME = "amp"
 SPEEDUP = Metric(name="speedup", unit="x", higher_is_better=True)
 STEP_TIME = Metric(name="step_time", unit="ms", higher_is_better=False)
 AMP_DTYPES = ("fp16", "bf16")
+CHART = Chart(NAME, "Mixed-precision speedup over fp32", "setting", axis_title="speedup (×; 1 = no gain)",
+              label="{value}×", rule_at=1.0)
+PLOTS = (Plot(CHART, "speedup", "{framework_name} · {dtype}"),)
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"batch_size": 32, "train_samples": 128, "dtypes": list(AMP_DTYPES),
@@ -108,5 +111,6 @@ register(
         sizes=SIZES,
         run=run,
         suites=("standard", "full"),
+        plots=PLOTS,
     )
 )

@@ -1,7 +1,7 @@
 """Mixed precision in Keras on TensorFlow: the Fashion-MNIST CNN's step in fp32 and mixed.
 
 fp16 is Keras' ``mixed_float16`` policy (compile adds a LossScaleOptimizer, the counterpart of
-torch's GradScaler); bf16 is ``mixed_bfloat16``. Same records as `amp`, framework ``tensorflow``.
+torch's GradScaler); bf16 is ``mixed_bfloat16``. Same records and chart as `amp`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import keras_step
 from benchlib.results.schema import MeasurementRecord
 from benchlib.workloads import RunContext, Workload, register
-from benchlib.workloads.amp import NAME, SIZES, SPEEDUP, amp_records
+from benchlib.workloads.amp import NAME, PLOTS, SIZES, SPEEDUP, amp_records
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -41,5 +41,7 @@ register(
         sizes=SIZES,
         run=run,
         suites=("standard", "full"),
+        plots=PLOTS,
+        formerly=(NAME,),
     )
 )

@@ -12,10 +12,12 @@ from benchlib.backends import torch_backend as tb
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.specs import peak_bandwidth_gbps
 from benchlib.timing import Timer
-from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
 METRIC = Metric(name="bandwidth", unit="GB/s", higher_is_better=True)
+DIRECTIONS = {"device_copy": "copy on device", "host_to_device": "host → device", "device_to_host": "device → host"}
+CHART = Chart("bandwidth", "Memory bandwidth", "direction", setting_order=tuple(DIRECTIONS.values()))
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -57,5 +59,6 @@ register(
             "full": {"mib": 1024, "timer": {"warmup_s": 0.5, "max_time_s": 3.0}},
         },
         run=run,
+        plots=(Plot(CHART, "bandwidth", "{param_direction}", setting_names=DIRECTIONS),),
     )
 )

@@ -1,8 +1,7 @@
 """Training the seeds' Fashion-MNIST CNN in PyTorch: samples/s and time per epoch.
 
 Seed 002 timed this network in Keras on Colab's GPU and TPU (Adam 1e-3, batch 1024); the
-Keras twin is `cnn_fashion_mnist_keras`, and both write records named ``cnn_fashion_mnist``
-so the framework field tells them apart.
+Keras twin is `cnn_fashion_mnist_keras`; the two share one chart.
 
 A training step is timed with the Timer (steps grouped into blocks, one sync per block). An
 epoch is Fashion-MNIST's 60 000 training images (``epoch_samples``) in whole batches: the
@@ -21,12 +20,17 @@ from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import Step, torch_step
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.timing import Timer
-from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads import Chart, Plot, Rate, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 
 NAME = "cnn_fashion_mnist"
 THROUGHPUT = Metric(name="throughput", unit="samples/s", higher_is_better=True)
 EPOCH_TIME = Metric(name="epoch_time", unit="s", higher_is_better=False)
+CHART = Chart(NAME, "Fashion-MNIST CNN training throughput", "framework", axis_title="samples/s")
+PLOTS = (Plot(CHART, "throughput", "{framework_name} · batch {param_batch_size}"),)
+# Seed 002 reports a total time for epochs x steps x batch samples (with Keras' per-epoch
+# validation in it, so the rate it gives is a little low).
+FROM_TOTAL_TIME = (Rate("throughput", "samples/s", of="train_time", count=("batch_size", "steps_per_epoch", "epochs")),)
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {
@@ -105,5 +109,9 @@ register(
         sizes=SIZES,
         run=run,
         suites=("standard", "full"),
+        plots=PLOTS,
+        score=(ScorePart("cnn-torch", "training", "throughput", {"batch_size": 256},
+                         "Fashion-MNIST CNN training, batch 256, samples/s (PyTorch)"),),
+        derived=FROM_TOTAL_TIME,
     )
 )

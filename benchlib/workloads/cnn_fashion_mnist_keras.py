@@ -14,8 +14,8 @@ from benchlib.backends import tf_backend as tfb
 from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import keras_step
 from benchlib.results.schema import MeasurementRecord
-from benchlib.workloads import RunContext, Workload, register
-from benchlib.workloads.cnn_fashion_mnist import NAME, SIZES, THROUGHPUT, training_records
+from benchlib.workloads import RunContext, ScorePart, Workload, register
+from benchlib.workloads.cnn_fashion_mnist import FROM_TOTAL_TIME, NAME, PLOTS, SIZES, THROUGHPUT, training_records
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -41,5 +41,10 @@ register(
         sizes=SIZES,
         run=run,
         suites=("standard", "full"),
+        plots=PLOTS,
+        score=(ScorePart("cnn-tensorflow", "training", "throughput", {"batch_size": 256},
+                         "Fashion-MNIST CNN training, batch 256, samples/s (Keras on TensorFlow)"),),
+        derived=FROM_TOTAL_TIME,
+        formerly=(NAME,),
     )
 )

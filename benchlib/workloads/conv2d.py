@@ -10,7 +10,7 @@ from typing import Any
 from benchlib.backends import torch_backend as tb
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.timing import Timer
-from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
 METRIC = Metric(name="time", unit="ms", higher_is_better=False)
@@ -60,5 +60,6 @@ register(
             "full": {"scale": 1.0, "timer": {"warmup_s": 1.0, "max_time_s": 4.0}},
         },
         run=run,
+        plots=(Plot(Chart("conv2d", "Convolution forward time", "input"), "time", "batch {param_batch}, {param_side}×{param_side} px"),),
     )
 )

@@ -27,8 +27,9 @@ from benchlib.backends import torch_backend as tb
 from benchlib.models.vision import TORCHVISION
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.timing import Measurement
-from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads import Plot, Ratio, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
+from benchlib.workloads.amp import CHART as AMP_CHART
 
 NAME = "fastai_transfer"
 EPOCH_TIME = Metric(name="epoch_time", unit="s", higher_is_better=False)
@@ -158,5 +159,10 @@ register(
         sizes=SIZES,
         run=run,
         suites=("standard", "full"),
+        # to_fp16's gain: fp32 time over fp16 time at the same batch size, in the same run (or source).
+        plots=(Plot(AMP_CHART, "speedup", "fastai to_fp16 · batch {param_batch_size}"),),
+        derived=(Ratio("speedup", "x", over="dtype", numerator="fp32", denominator="fp16", same=("metric", "param_batch_size")),),
+        score=(ScorePart("fastai-resnet34-b64", "training", "epoch_time", {"arch": "resnet34", "batch_size": 64, "image_side": 64},
+                         "fastai resnet34 transfer learning, batch 64, time per epoch"),),
     )
 )

@@ -18,7 +18,7 @@ from benchlib.backends import torch_backend as tb
 from benchlib.models.vision import INPUT_SIDE, torch_classifier
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.timing import Measurement, Timer
-from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads import Chart, Plot, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 
 NAME = "inference"
@@ -28,6 +28,22 @@ P90 = Metric(name="latency_p90", unit="ms", higher_is_better=False)
 MODELS = ["resnet50", "mobilenet_v2"]
 # One call per sample (target_block_s 0): a sample's time is one request's latency.
 PER_CALL = {"target_block_s": 0.0}
+CHART = Chart(NAME, "Inference latency at batch 1 (p50, tick at p90)", "model", axis_title="ms",
+              label="{value} ms", tick_title="p90")
+PLOTS = (Plot(CHART, "latency_p50", "{param_model} · {framework_name}", where={"param_batch_size": 1},
+              tick_metric="latency_p90"),)
+
+
+def score_parts(framework: str) -> tuple[ScorePart, ...]:
+    """Per model: batch-1 median latency and batch-32 images/s, as the standard suite measures them."""
+    return tuple(
+        part for model in MODELS for part in (
+            ScorePart(f"{model}-{framework}-b1", "inference", "latency_p50", {"model": model, "batch_size": 1},
+                      f"{model} inference, batch 1, median latency ({framework})"),
+            ScorePart(f"{model}-{framework}-b32", "inference", "throughput", {"model": model, "batch_size": 32},
+                      f"{model} inference, batch 32, images/s ({framework})"),
+        )
+    )
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"models": MODELS, "batches": [1, 8], "side": INPUT_SIDE,
@@ -129,5 +145,7 @@ register(
         sizes=SIZES,
         run=run,
         suites=("standard", "full"),
+        plots=PLOTS,
+        score=score_parts("torch"),
     )
 )

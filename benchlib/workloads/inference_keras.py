@@ -17,7 +17,7 @@ from benchlib.models.vision import keras_classifier
 from benchlib.results.schema import MeasurementRecord
 from benchlib.timing import Timer
 from benchlib.workloads import RunContext, Workload, register
-from benchlib.workloads.inference import NAME, SIZES, THROUGHPUT, each_model, inference_records, oom_record
+from benchlib.workloads.inference import NAME, PLOTS, SIZES, THROUGHPUT, each_model, inference_records, oom_record, score_parts
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -50,5 +50,8 @@ register(
         sizes=SIZES,
         run=run,
         suites=("standard", "full"),
+        plots=PLOTS,
+        score=score_parts("tensorflow"),
+        formerly=(NAME,),
     )
 )

@@ -13,10 +13,11 @@ from benchlib.backends import torch_backend as tb
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.specs import peak_tflops
 from benchlib.timing import Timer
-from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
 METRIC = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
+CHART = Chart("matmul", "Matrix multiply throughput", "dtype", setting_order=("fp32", "tf32", "fp16", "bf16"))
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -65,5 +66,6 @@ register(
             "full": {"sizes": [2048, 4096, 8192, 16384], "timer": {"warmup_s": 1.0, "max_time_s": 3.0}},
         },
         run=run,
+        plots=(Plot(CHART, "throughput", "{dtype}"),),
     )
 )

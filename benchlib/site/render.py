@@ -1,0 +1,64 @@
+"""HTML for the site's blocks, from the Jinja2 templates in ``benchlib/site/templates/``.
+
+Autoescaping is on: every string from a results or data file is escaped where a template prints
+it, so results stay data, never markup. Blocks pass values, not HTML; the few filters below are
+the only helpers that format for the page, defined once here.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import date
+from typing import Any
+from urllib.parse import urlsplit
+
+import jinja2
+from markupsafe import Markup
+
+from benchlib.freshness import is_stale, stale_text
+
+
+def value_text(value: float) -> str:
+    """Three significant digits, without the exponent notation '.3g' gives from 1000 up."""
+    rounded = float(f"{value:.3g}")
+    return f"{rounded:,.0f}" if abs(rounded) >= 100 else f"{rounded:g}"
+
+
+def safe_url(url: object) -> str | None:
+    """``url`` if it is an http(s) address, else None: a data file can't smuggle a javascript: link."""
+    text = "" if url is None else str(url)
+    return text if urlsplit(text).scheme in ("http", "https") else None
+
+
+def host_of(url: object) -> str:
+    """The address's host without 'www.', the short name a source goes by in a caption."""
+    return urlsplit(str(url or "")).netloc.removeprefix("www.") or "source"
+
+
+def is_stale_date(as_of: date | str | None) -> bool:
+    return bool(as_of) and is_stale(as_of)  # type: ignore[arg-type]
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("benchlib.site", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters.update(value_text=value_text, safe_url=safe_url, host=host_of, stale_text=stale_text)
+    env.tests.update(stale=is_stale_date)
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    """The named template with ``context``, as one line of HTML.
+
+    One line: Markdown would read a blank or indented line inside the block as the end of the
+    HTML, and wrap what follows in <p> or <pre>.
+    """
+    html = environment().get_template(template).render(**context)
+    return Markup(" ".join(line.strip() for line in html.splitlines() if line.strip()))
