@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from benchlib.results.schema import NO_VALUE_STATUSES
-from benchlib.site.render import value_text
 from benchlib.workloads import Chart
 
 if TYPE_CHECKING:
@@ -29,7 +27,12 @@ BAND_GAP_PX = 8
 # Reported figures are drawn faded: they are not our measurements.
 REPORTED_OPACITY = 0.55
 
-__all__ = ["NO_VALUE_STATUSES", "bar_chart", "chart_spec", "plotted_rows", "value_label"]
+
+
+def value_text(value: float) -> str:
+    """Three significant digits, without the exponent notation '.3g' gives from 1000 up."""
+    rounded = float(f"{value:.3g}")
+    return f"{rounded:,.0f}" if abs(rounded) >= 100 else f"{rounded:g}"
 
 
 def value_label(chart: Chart, row: pd.Series | dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""benchlib.charts: results DataFrame -> rows to plot -> valid Vega-Lite specs."""
+"""benchlib.charts and the derive stage: results DataFrame -> a chart's rows -> valid Vega-Lite specs."""
 
 from __future__ import annotations
 
@@ -6,20 +6,24 @@ import pandas as pd
 import pytest
 from site_samples import CPU, GPU, HOSTILE, sample_files, write_samples
 
-from benchlib.charts import (
-    BUILD_MACHINE,
-    BUILD_MARK,
-    KINDS,
-    MEASURED,
-    REPORTED,
-    annotate,
-    chart_rows,
-    chart_spec,
-    kind,
-    value_text,
-)
+from benchlib.charts import BUILD_MARK, chart_spec, plotted_rows, value_text
 from benchlib.results.load import load_results
 from benchlib.results.store import write_results
+from benchlib.site.data import BUILD_MACHINE, MEASURED, REPORTED, chart_frames, derive
+from benchlib.site.figures import chart
+from benchlib.workloads import charts
+
+CHARTS = charts()
+SAMPLED = ("matmul", "conv2d", "bandwidth")
+
+
+def annotate(frame: pd.DataFrame, chart_id: str, build_files: set[str] | frozenset[str] = frozenset()) -> pd.DataFrame:
+    """The chart's rows after the one derive stage, as the site gets them."""
+    return chart_frames(derive(frame, build_files))[chart_id]
+
+
+def chart_rows(rows: pd.DataFrame, chart_id: str = "matmul") -> pd.DataFrame:
+    return plotted_rows(rows, CHARTS[chart_id])
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +35,10 @@ def _layer_marks(spec: dict) -> list[str]:
     return [layer["mark"]["type"] for layer in spec["layer"]]
 
 
-@pytest.mark.parametrize("workload", list(KINDS))
+@pytest.mark.parametrize("workload", SAMPLED)
 def test_every_chart_is_a_valid_vega_lite_spec(samples, workload):
-    rows = chart_rows(annotate(samples, workload))
-    spec = chart_spec(rows, workload)  # to_dict(validate=True) inside
+    rows = chart_rows(annotate(samples, workload), workload)
+    spec = chart_spec(rows, CHARTS[workload])  # to_dict(validate=True) inside
     assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
     # A tick marks the peak only where some plotted row has one (the sample GPU's matmul rows do).
     assert _layer_marks(spec) == (["bar", "tick", "text"] if rows["peak"].notna().any() else ["bar", "text"])
@@ -44,7 +48,7 @@ def test_every_chart_is_a_valid_vega_lite_spec(samples, workload):
     assert unit in spec["layer"][0]["encoding"]["x"]["title"]
     data = next(iter(spec["datasets"].values()))
     assert len(data) == len(rows)
-    assert chart_spec(rows, workload, width=640)["width"] == 640
+    assert chart_spec(rows, CHARTS[workload], width=640)["width"] == 640
 
 
 def test_matmul_rows_exclude_invalid_and_failed_and_keep_efficiency(samples):
@@ -60,15 +64,15 @@ def test_matmul_rows_exclude_invalid_and_failed_and_keep_efficiency(samples):
 
 def test_peak_tick_sits_at_the_peak_and_labels_start_after_it(samples):
     rows = chart_rows(annotate(samples, "matmul"))
-    spec = chart_spec(rows, "matmul")
+    spec = chart_spec(rows, CHARTS["matmul"])
     tick = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "tick")
-    assert tick["encoding"]["x"]["field"] == "peak"
-    assert tick["transform"] == [{"filter": "isValid(datum.peak)"}]  # no tick where no peak is known
+    assert tick["encoding"]["x"]["field"] == "tick"  # the peak, on the matmul chart
+    assert tick["transform"] == [{"filter": "isValid(datum.tick)"}]  # no tick where no peak is known
     data = {(d["subject"], d["setting"]): d for d in next(iter(spec["datasets"].values()))}
     gpu_fp32 = data[("Colab · Test GPU", "fp32")]
-    assert (gpu_fp32["value"], gpu_fp32["peak"], gpu_fp32["label_at"]) == (4.0, 8.0, 8.0)
+    assert (gpu_fp32["value"], gpu_fp32["tick"], gpu_fp32["label_at"]) == (4.0, 8.0, 8.0)
     cpu_fp32 = data[("local · Test CPU (CPU only)", "fp32")]
-    assert cpu_fp32["peak"] is None and cpu_fp32["label_at"] == cpu_fp32["value"]
+    assert cpu_fp32["tick"] is None and cpu_fp32["label_at"] == cpu_fp32["value"]
     # Every layer shares one axis title, and the scale leaves room past the highest peak.
     titles = {layer["encoding"]["x"]["title"] for layer in spec["layer"]}
     assert titles == {"TFLOPS, higher is better"}
@@ -76,12 +80,12 @@ def test_peak_tick_sits_at_the_peak_and_labels_start_after_it(samples):
 
 
 def test_subjects_order_best_first_and_lower_is_better_flips(samples):
-    matmul = chart_spec(chart_rows(annotate(samples, "matmul")), "matmul")
+    matmul = chart_spec(chart_rows(annotate(samples, "matmul")), CHARTS["matmul"])
     y = matmul["layer"][0]["encoding"]["y"]
     assert y["sort"][0] == "Colab · Test GPU"  # highest TFLOPS first
-    conv = chart_rows(annotate(samples, "conv2d"))
+    conv = chart_rows(annotate(samples, "conv2d"), "conv2d")
     assert list(conv["setting"]) == ["batch 16, 32×32 px"]
-    assert "lower is better" in chart_spec(conv, "conv2d")["layer"][0]["encoding"]["x"]["title"]
+    assert "lower is better" in chart_spec(conv, CHARTS["conv2d"])["layer"][0]["encoding"]["x"]["title"]
 
 
 def test_reported_rows_are_marked_and_dated_by_their_source(samples):
@@ -99,7 +103,7 @@ def test_build_machine_is_highlighted(samples):
     mine = rows[rows["file"] == build_file]
     assert set(mine["source"]) == {BUILD_MACHINE}
     assert all(s.startswith(BUILD_MARK) and s.endswith(f"({BUILD_MACHINE})") for s in mine["subject"])
-    spec = chart_spec(rows, "matmul")
+    spec = chart_spec(rows, CHARTS["matmul"])
     weight = spec["layer"][0]["encoding"]["y"]["axis"]["labelFontWeight"]
     assert BUILD_MARK in weight["expr"] and "bold" in weight["expr"]
     data = next(iter(spec["datasets"].values()))
@@ -141,10 +145,10 @@ def test_a_label_that_says_reported_is_not_marked_twice(tmp_path):
     assert list(chart_rows(annotate(load_results(tmp_path), "matmul"))["subject"]) == ["Colab K80 (2018, reported)"]
 
 
-def test_unknown_workload_and_empty_rows_fail_clearly(samples):
-    with pytest.raises(KeyError, match="charts exist for: matmul, conv2d, bandwidth"):
-        kind("resnet")
-    empty = annotate(samples.iloc[0:0], "matmul")
-    assert list(empty.columns)[-4:] == ["source", "subject", "setting", "date"]
-    with pytest.raises(ValueError, match="no valid matmul measurements"):
-        chart_spec(chart_rows(empty), "matmul")
+def test_unknown_chart_and_empty_rows_fail_clearly(samples):
+    with pytest.raises(KeyError, match="declared charts: .*matmul"):
+        chart("resnet")
+    empty = plotted_rows(annotate(samples.iloc[0:0], "matmul"), CHARTS["matmul"])
+    assert {"source", "subject", "setting", "date"} <= set(empty.columns)
+    with pytest.raises(ValueError, match="nothing to chart for 'Matrix multiply throughput'"):
+        chart_spec(empty, CHARTS["matmul"])

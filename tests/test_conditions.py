@@ -140,7 +140,9 @@ def test_a_process_outside_the_run_counts_as_others(tmp_path):
 
 
 def test_thresholds_are_documented_from_the_constants():
-    text = cond.thresholds_markdown()
+    from benchlib.site.scores import thresholds_table
+
+    text = thresholds_table()
     assert f"{cond.OTHERS_MAX_CPU_SHARE:.0%}" in text and f"{cond.STEAL_MAX_SHARE:.0%}" in text
     assert f"{cond.GPU_OTHERS_MAX_SM_PERCENT:g}%" in text
 

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from benchlib.charts import annotate, chart_rows
+from benchlib.charts import plotted_rows
+from benchlib.paths import reported_dir
 from benchlib.results.load import load_results
 from benchlib.results.plausibility import findings
 from benchlib.results.store import read_results
-from benchlib.site.figures import provenance
+from benchlib.site.data import SiteData, chart_frames, derive
+from benchlib.site.figures import chart
 from benchlib.specs import find_accelerator
+from benchlib.workloads import charts
 
-FILES = sorted((Path(__file__).parents[1] / "results" / "reported").glob("mamf-*.json"))
+FILES = sorted(reported_dir().glob("mamf-*.json"))
+MATMUL = charts()["matmul"]
+
+
+def matmul_rows():
+    return plotted_rows(chart_frames(derive(load_results(FILES)))["matmul"], MATMUL)
 SOURCE = "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md"
 
 
@@ -53,17 +59,18 @@ def test_bf16_figures_stay_below_the_spec_sheet_peak(path):
 
 
 def test_the_matrix_multiply_chart_shows_them_with_their_peaks():
-    rows = chart_rows(annotate(load_results(FILES), "matmul"))
+    rows = matmul_rows()
     assert len(rows) == sum(len(read_results(path).measurements) for path in FILES)
     assert set(rows["source"]) == {"reported"}
-    assert rows["peak"].notna().all() and rows["label"].str.contains("of peak").all()
+    assert rows["peak"].notna().all() and rows["tick"].eq(rows["peak"]).all() and rows["label"].str.contains("of peak").all()
     b300 = rows[rows["subject"].str.startswith("NVIDIA B300 SXM") & (rows["setting"] == "bf16")].iloc[0]
     assert b300["label"] == "1,770 · 79% of peak" and b300["date"] == "2025-12-09"
 
 
 def test_one_source_with_dated_rows_is_one_caption_item_dating_each_machine():
-    rows = chart_rows(annotate(load_results(FILES), "matmul"))
-    caption = provenance(rows)
+    frame = derive(load_results(FILES))
+    html = chart("matmul", SiteData(frame=frame, charts=chart_frames(frame), results_dir=reported_dir(), build_files=frozenset()))
+    caption = html.split("<figcaption>", 1)[1].split("</figcaption>", 1)[0]
     assert caption.count("<strong>Reported</strong>") == 1  # one source, one setting, not one item per date
     assert caption.count("The source's setting") == 1
     assert "NVIDIA B300 SXM (MAMF, reported) (as of 2025-12-09)" in caption

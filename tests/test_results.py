@@ -3,7 +3,7 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from benchlib.results.load import COLUMNS, load_results
+from benchlib.results.load import COLUMNS, load_results, params_of
 from benchlib.results.schema import (
     Machine,
     MeasurementRecord,
@@ -51,13 +51,13 @@ def test_load_results_is_tidy(tmp_path):
     write_results(make_results(), tmp_path / "a" / "1.json")
     write_results(make_results(run_id="other"), tmp_path / "b" / "2.json")
     df = load_results(tmp_path)
-    assert list(df.columns) == COLUMNS
+    assert list(df.columns) == [*COLUMNS, "param_n"]  # params become columns, once
     assert len(df) == 4
     row = df[(df.run_id == "other") & (df.workload == "matmul")].iloc[0]
     assert row.machine_label == "local · Test CPU"
     assert row.torch_version == "2.5.0"
     assert row.value == 0.5 and row.median_s == 1e-3
-    assert json.loads(row.params) == {"n": 512}
+    assert row.param_n == 512 and params_of(row) == {"n": 512}
     assert set(df.status) == {"ok", "oom"}
     assert str(df.created.dt.tz) == "UTC"
 

@@ -166,18 +166,19 @@ def loads_or_rejects(path: Path) -> bool:
 
 def build_everything(folder: Path) -> None:
     """What the site does with a results folder: load, chart each kind, render each chart block."""
-    from benchlib.charts import KINDS, annotate, chart_rows, chart_spec
-    from benchlib.site.figures import figure_html
+    from benchlib.charts import chart_spec, plotted_rows
+    from benchlib.site.data import SiteData, chart_frames, derive
+    from benchlib.site.figures import chart
     from benchlib.site.scaling import scaling_html
-    from benchlib.site.sources import SiteData
+    from benchlib.workloads import charts
 
-    frame = load_results(folder)
-    data = SiteData(frame=frame, results_dir=folder, build_files=frozenset())
-    for workload in KINDS:
-        rows = chart_rows(annotate(frame, workload))
+    frame = derive(load_results(folder))
+    data = SiteData(frame=frame, charts=chart_frames(frame), results_dir=folder, build_files=frozenset())
+    for chart_id, declared in charts().items():
+        rows = plotted_rows(data.charts[chart_id], declared)
         if not rows.empty:
-            chart_spec(rows, workload)
-        html = figure_html(workload, data)
+            chart_spec(rows, declared)
+        html = chart(chart_id, data)
         assert "<script>alert(1)</script>" not in html, "a string from a results file became markup"
     assert "<script>alert(1)</script>" not in scaling_html(data)
 

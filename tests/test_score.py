@@ -8,17 +8,17 @@ import pytest
 from benchlib.results.load import load_results
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.results.store import read_results, write_results
+from benchlib.paths import docs_dir, reference_dir
 from benchlib.score import (
-    REFERENCE_DIR,
     SCORE_TESTS,
     load_reference,
-    methodology_markdown,
     reference_file,
     score,
     score_frame,
     write_reference,
 )
 from benchlib.score_report import run_summary
+from benchlib.site.scores import reference_table, score_tests_table
 from benchlib.workloads import all_workloads
 from score_samples import BUSY, records, results, with_conditions
 
@@ -70,7 +70,7 @@ def test_a_skipped_workload_is_named_with_its_reason(reference, machine):
 
 
 def test_other_params_or_dtypes_do_not_count(reference):
-    wrong = [r.model_copy(update={"params": r.params | {"batch_size": 999}}) if r.workload == "cnn_fashion_mnist" else r
+    wrong = [r.model_copy(update={"params": r.params | {"batch_size": 999}}) if r.workload.startswith("cnn_fashion_mnist") else r
              for r in records()]
     assert set(score(wrong, reference).missing) == {"cnn-torch", "cnn-tensorflow"}
     bf16 = [r.model_copy(update={"dtype": "bf16"}) if r.workload == "fastai_transfer" else r for r in records()]
@@ -92,8 +92,8 @@ def test_score_tests_use_the_standard_suite_parameters():
     """Each test names params the workload really has at the standard size, so a standard run can match."""
     workloads = all_workloads().values()
     for t in SCORE_TESTS:
-        # The tensorflow twin of a workload is registered as <name>_keras and writes records named <name>.
-        [w] = [w for w in workloads if w.framework == t.framework and w.name in (t.workload, f"{t.workload}_keras")]
+        # Each test is declared by the workload whose records it scores.
+        [w] = [w for w in workloads if w.framework == t.framework and w.name == t.workload]
         p = w.params("standard")
         for key, value in t.params.items():
             if key == "model":
@@ -106,14 +106,16 @@ def test_score_tests_use_the_standard_suite_parameters():
                 assert p[key] == value, t.key
 
 
-def test_methodology_markdown_lists_formula_reference_and_every_test(reference):
-    md = methodology_markdown(reference)
-    assert "score = 100 × ( ∏<sub>i=1…n</sub> t<sub>ref,i</sub> / t<sub>i</sub> )<sup>1/n</sup>" in md
-    assert "$" not in md  # no LaTeX: the site ships no math renderer
-    assert "Reference CPU" in md and "incomplete" in md
+def test_methodology_lists_formula_reference_and_every_test(reference):
+    page = (docs_dir() / "benchmarks" / "methodology.md").read_text(encoding="utf-8")
+    assert "score = 100 × ( ∏<sub>i=1…n</sub> t<sub>ref,i</sub> / t<sub>i</sub> )<sup>1/n</sup>" in page
+    assert "$" not in page  # no LaTeX: the site ships no math renderer
+    assert "incomplete" in page
+    assert "Reference CPU" in reference_table(reference)
+    tests = score_tests_table(reference)
     for t in SCORE_TESTS:
-        assert f"`{t.key}`" in md
-    assert md.count("\n| `") == len(SCORE_TESTS)
+        assert f"<td>{t.key}</td>" in tests
+    assert tests.count("<tr><td>") == len(SCORE_TESTS)
 
 
 def test_a_reference_missing_a_test_is_rejected(tmp_path, machine):
@@ -126,7 +128,7 @@ def test_a_reference_missing_a_test_is_rejected(tmp_path, machine):
 def test_committed_reference_is_a_real_measured_run_covering_every_test():
     reference = load_reference()
     assert reference.provenance.kind == "measured" and reference.suite == "standard" and reference.complete
-    assert reference_file().stem == reference.machine.id and reference_file().parent == REFERENCE_DIR
+    assert reference_file().stem == reference.machine.id and reference_file().parent == reference_dir()
     assert reference.disturbed is not True
     assert score(reference.measurements, reference).value == pytest.approx(100)
     json.loads(reference_file().read_text())
@@ -234,8 +236,8 @@ def test_a_quick_run_gets_no_score_and_is_told_why(reference, machine):
 
 def test_score_frame_and_site_table_show_a_disturbed_run(tmp_path, reference, machine, monkeypatch):
     import benchlib.score as score_module
-    from benchlib.site.sources import SiteData
-    from benchlib.site.training import score_html
+    from benchlib.site.data import SiteData, chart_frames, derive
+    from benchlib.site.scores import score_block
 
     write_results(with_conditions(results(records(factor=2.0), machine, "Busy box"), {"inference": BUSY}), tmp_path / "busy.json")
     write_results(with_conditions(results(records(factor=3.0), machine, "Quiet box")), tmp_path / "quiet.json")
@@ -245,6 +247,8 @@ def test_score_frame_and_site_table_show_a_disturbed_run(tmp_path, reference, ma
     assert rows.loc["Busy box", "disturbed"] is True and rows.loc["Quiet box", "disturbed"] is False
     assert rows.loc["Old box", "disturbed"] is None
     monkeypatch.setattr(score_module, "load_reference", lambda path=None: reference)
-    html = score_html(SiteData(frame=frame, results_dir=tmp_path, build_files=frozenset()))
+    derived = derive(frame)
+    html = score_block(SiteData(frame=derived, charts=chart_frames(derived), results_dir=tmp_path, build_files=frozenset()))
     assert "<td>disturbed</td>" in html and "<td>quiet</td>" in html and "<td>not recorded</td>" in html
-    assert "200 (disturbed)" in html
+    # The chart names the disturbed run as such, beside its score of 200.
+    assert "Busy box (disturbed)" in html and ">200<" in html

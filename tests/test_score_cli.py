@@ -39,8 +39,8 @@ def reference(machine, monkeypatch, tmp_path):
     ref = results(records(), machine)
     write_results(ref, tmp_path / "reference" / "ref.json")
     monkeypatch.setattr(score_report, "load_reference", lambda: ref)
-    monkeypatch.setattr("benchlib.score.REFERENCE_DIR", tmp_path / "reference")
-    monkeypatch.setattr(score_report, "RESULTS_DIR", tmp_path / "committed")
+    monkeypatch.setenv("BENCHLIB_REFERENCE_DIR", str(tmp_path / "reference"))
+    monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(tmp_path / "committed"))
     return ref
 
 
@@ -93,7 +93,7 @@ def test_a_quick_run_is_named_with_why_it_has_no_score(tmp_path, machine, refere
 
 def test_a_disturbed_reference_gives_a_clear_error(tmp_path, machine, monkeypatch):
     write_results(with_conditions(results(records(), machine), {"inference": BUSY}), tmp_path / "reference" / "ref.json")
-    monkeypatch.setattr("benchlib.score.REFERENCE_DIR", tmp_path / "reference")
+    monkeypatch.setenv("BENCHLIB_REFERENCE_DIR", str(tmp_path / "reference"))
     write_results(results(records(), machine), tmp_path / "run.json")
     result = runner.invoke(app, ["score", str(tmp_path / "run.json")])
     assert result.exit_code == 1 and "is marked disturbed" in result.output and "Traceback" not in result.output

@@ -14,19 +14,21 @@ import pytest
 from site_samples import CPU, HOSTILE, HOSTILE_URL, REPORTED, record, results, write_samples
 
 import benchlib
-from benchlib.charts import KINDS
+from benchlib.paths import REPORTED_ENV, RESULTS_ENV
 from benchlib.results.schema import Provenance
 from benchlib.results.store import ResultsError, write_results
 from benchlib.site import chart, methodology, sources
-from benchlib.site.vendor import BUNDLE, bundle_text
+from benchlib.site.vendor import bundle_file, bundle_text
 
 ROOT = Path(__file__).resolve().parents[1]
+SAMPLED = ("matmul", "conv2d", "bandwidth")  # the charts site_samples has records for
 
 
 @pytest.fixture
 def results_dir(tmp_path, monkeypatch) -> Path:
     folder = write_samples(tmp_path / "results")
-    monkeypatch.setenv(sources.RESULTS_ENV, str(folder))
+    monkeypatch.setenv(RESULTS_ENV, str(folder))
+    monkeypatch.setenv(REPORTED_ENV, str(folder / "reported"))
     monkeypatch.delenv(sources.MEASURE_ENV, raising=False)
     return folder
 
@@ -37,7 +39,7 @@ def _spec(block: str) -> dict:
     return json.loads(html.unescape(match.group(1)))
 
 
-@pytest.mark.parametrize("workload", list(KINDS))
+@pytest.mark.parametrize("workload", SAMPLED)
 def test_chart_block_has_view_fallback_spec_caption_and_table(results_dir, workload):
     block = chart(workload)
     assert block.startswith(f'<figure class="bench-chart" id="chart-{workload}"')
@@ -88,9 +90,10 @@ def test_no_results_gives_a_no_measurements_block(tmp_path, monkeypatch, make_di
     folder = tmp_path / "results"
     if make_dir:
         folder.mkdir()
-    monkeypatch.setenv(sources.RESULTS_ENV, str(folder))
+    monkeypatch.setenv(RESULTS_ENV, str(folder))
+    monkeypatch.setenv(REPORTED_ENV, str(folder / "reported"))
     monkeypatch.delenv(sources.MEASURE_ENV, raising=False)
-    for workload in KINDS:
+    for workload in SAMPLED:
         block = chart(workload)
         assert "No measurements yet" in block and "bench-chart--empty" in block
         assert "benchlib run --suite quick" in block and "BENCHLIB_MEASURE=quick" in block
@@ -190,7 +193,7 @@ def test_methodology_blocks_come_from_the_code():
 
 
 def test_vendored_vega_bundle_matches_installed_vl_convert():
-    assert BUNDLE.read_text(encoding="utf-8") == bundle_text(), "run: python -m benchlib.site.vendor"
+    assert bundle_file().read_text(encoding="utf-8") == bundle_text(), "run: python -m benchlib.site.vendor"
 
 
 def test_notebook_installs_only_where_benchlib_is_missing_and_has_no_outputs():
@@ -223,9 +226,9 @@ def test_a_control_character_in_a_label_does_not_abort_the_build():
     import altair as alt
     import pandas as pd
 
-    from benchlib.site.figures import chart_figure
+    from benchlib.site.figures import static_svg
 
     frame = pd.DataFrame({"machine": ["Colab · T4 \x04 \x1b[31m"], "value": [1.0]})
     spec = alt.Chart(frame).mark_bar().encode(x="value:Q", y="machine:N").to_dict(validate=True)
-    html = chart_figure("ctrl", spec, spec, "caption")
+    html = static_svg(spec)
     assert "<svg" in html and "Colab · T4" in html

@@ -18,10 +18,11 @@ import pytest
 
 from benchlib import freshness
 from benchlib.platforms import TIER_FIELDS, load_platforms
-from benchlib.site import chart, sources
+from benchlib.paths import RESULTS_ENV
+from benchlib.site import ChartsOnPage, chart, sources
 from benchlib.site import fit as fit_blocks
 from benchlib.site import platforms as platform_blocks
-from benchlib.site import training
+from benchlib.workloads import charts
 
 ROOT = Path(__file__).resolve().parents[1]
 LATEST = date(2026, 11, 21)  # Lambda's 2024 throughput is older than a year here
@@ -51,14 +52,16 @@ EXEMPT = {
     "measured_results": "benchlib's own measurements, dated and versioned",
     "measured_vs_predicted": "benchlib's own measurements, dated and versioned",
     "scaling_chart": "benchlib's own measurements, dated and versioned",
-    "score_by_machine_chart": "benchlib's own measurements, dated and versioned",
+    "score_block": "benchlib's own measurements, dated and versioned",
+    "reference_table": "benchlib's own measurement, dated and versioned",
+    "thresholds_table": "methodology, no dates",
+    "score_tests_table": "methodology, no dates",
     "timer_table": "methodology, no dates",
     "checks_note": "methodology, no dates",
     "workloads_table": "methodology, no dates",
     "suite_params_table": "methodology, no dates",
     "conv2d_note": "methodology, no dates",
     "version_note": "methodology, no dates",
-    "methodology_markdown": "methodology, no dates",
 }
 
 
@@ -109,12 +112,10 @@ def _buying_guide_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
 
 
 def _chart_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
-    for workload in ("matmul", "conv2d", "bandwidth"):
-        yield "chart", lambda workload=workload: chart(workload)
-    yield "training_throughput_chart", training.training_throughput_chart
-    yield "amp_speedup_chart", training.amp_speedup_chart
-    yield "inference_latency_chart", training.inference_latency_chart
-    yield "aibench_score_chart", training.aibench_score_chart
+    for chart_id in charts():
+        yield "chart", lambda chart_id=chart_id: chart(chart_id)
+    # The Results page shows its charts through a ChartsOnPage; one with nothing shown yet shows them all.
+    yield "ChartsOnPage", lambda: ChartsOnPage().remaining()
 
 
 def render_all(today: date) -> dict[str, list[str]]:
@@ -122,7 +123,7 @@ def render_all(today: date) -> dict[str, list[str]]:
     rendered: dict[str, list[str]] = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(freshness.BUILD_DATE_ENV, today.isoformat())
-        mp.setenv(sources.RESULTS_ENV, str(ROOT / "results"))
+        mp.setenv(RESULTS_ENV, str(ROOT / "results"))
         mp.delenv(sources.MEASURE_ENV, raising=False)
         # lambda_batches compares with predictions; tracing models is the fit tests' job, not this one's.
         mp.setattr(fit_blocks, "predictions", _frame)
@@ -155,8 +156,7 @@ def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(buil
 def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) -> None:
     _, rendered = build
     for name in ("tier_table", "reported_table", "resnet50_throughput", "lambda_batches", "price_performance",
-                 "rent_table", "buy_table", "lambda_2020", "advice_history", "amp_speedup_chart",
-                 "training_throughput_chart", "aibench_score_chart", "sources"):
+                 "rent_table", "buy_table", "lambda_2020", "advice_history", "chart", "ChartsOnPage", "sources"):
         assert any(dated_figures(html) for html in rendered[name]), name
 
 

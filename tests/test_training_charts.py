@@ -1,18 +1,39 @@
 """Training, mixed-precision, inference and score charts: valid Vega-Lite, reported beside measured."""
 
+import json
+import re
 from datetime import datetime, timezone
+from html import unescape
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from benchlib.charts import chart_spec, plotted_rows
+from benchlib.paths import reported_dir
 from benchlib.results.load import load_results, rows_of
 from benchlib.results.schema import MeasurementRecord, Metric, ResultsFile
 from benchlib.score import SCORE_TESTS
-from benchlib.site import training as tr
-from benchlib.site.sources import SiteData
+from benchlib.site.data import SiteData, chart_frames, derive
+from benchlib.site.figures import chart
+from benchlib.site.scores import score_block
+from benchlib.workloads import charts
 
-REPORTED = Path(__file__).parents[1] / "results" / "reported"
+REPORTED = reported_dir()
+CHARTS = charts()
+
+
+def chart_of(frame: pd.DataFrame, chart_id: str) -> pd.DataFrame:
+    return chart_frames(derive(frame))[chart_id]
+
+
+def spec_of(rows: pd.DataFrame, chart_id: str) -> dict:
+    return chart_spec(plotted_rows(rows, CHARTS[chart_id]), CHARTS[chart_id])
+
+
+def site(frame: pd.DataFrame) -> SiteData:
+    derived = derive(frame)
+    return SiteData(frame=derived, charts=chart_frames(derived), results_dir=Path("results"), build_files=frozenset())
 
 
 def rec(workload, framework, metric, unit, value, dtype="fp32", higher=True, **params):
@@ -44,41 +65,42 @@ def frame(machine):
 
 
 def test_training_chart_puts_the_seeds_reported_rate_beside_measured(frame):
-    rows = tr.training_rows(frame)
+    rows = chart_of(frame, "cnn_fashion_mnist")
     reported = rows[rows["source"] == "reported"]
     assert not reported.empty and all("reported" in s.lower() for s in reported["subject"])
     # Seed 002: 5 epochs x 100 steps x batch 1024 in a reported 120 s on Colab's K80.
     k80 = reported[reported["subject"].str.contains("K80")].iloc[0]
     assert k80["value"] == pytest.approx(5 * 100 * 1024 / 120) and "120 s" in k80["derived"]
     assert set(rows[rows["source"] == "measured"]["setting"]) == {"PyTorch · batch 256", "TensorFlow (Keras) · batch 256"}
-    spec = tr.training_chart(rows).to_dict(validate=True)
+    spec = spec_of(rows, "cnn_fashion_mnist")
     assert spec["title"]["text"] == "Fashion-MNIST CNN training throughput"
 
 
 def test_speedup_chart_has_amp_fastai_and_the_seeds_reported_fp16(frame):
-    rows = tr.speedup_rows(frame)
+    rows = chart_of(frame, "amp")
     measured = rows[rows["source"] == "measured"].set_index("setting")["value"]
     assert measured["PyTorch · fp16"] == 2.1
     assert measured["fastai to_fp16 · batch 64"] == pytest.approx(30 / 20)
     reported = rows[rows["source"] == "reported"]
     # Seed 003: fastai on Colab's K80 at batch 16, fp32 1194 s against fp16 997 s.
     assert reported[reported["subject"].str.contains("K80")]["value"].iloc[0] == pytest.approx(1194 / 997)
-    spec = tr.speedup_chart(rows).to_dict(validate=True)
+    spec = spec_of(rows, "amp")
     assert any(layer["mark"]["type"] == "rule" for layer in spec["layer"] if isinstance(layer.get("mark"), dict))
 
 
 def test_latency_chart_shows_batch_one_p50_with_p90(frame):
-    rows = tr.latency_rows(frame)
+    rows = chart_of(frame, "inference")
     assert len(rows) == 1
     row = rows.iloc[0]
-    assert (row["value"], row["p90"], row["setting"]) == (8.0, 9.5, "resnet50 · PyTorch")
-    tr.latency_chart(rows).to_dict(validate=True)
+    assert (row["value"], row["tick"], row["setting"]) == (8.0, 9.5, "resnet50 · PyTorch")
+    assert plotted_rows(rows, CHARTS["inference"]).iloc[0]["label"] == "8 ms (p90 9.5)"
+    spec_of(rows, "inference")
 
 
 def test_aibench_scores_are_reported_and_titled_as_another_scale(frame):
-    rows = tr.aibench_rows(frame)
+    rows = chart_of(frame, "ai_benchmark_score")
     assert set(rows["source"]) == {"reported"} and rows["value"].max() == 16289
-    spec = tr.aibench_chart(rows).to_dict(validate=True)
+    spec = spec_of(rows, "ai_benchmark_score")
     assert "not the benchlib score" in spec["title"]["text"]
 
 
@@ -102,27 +124,30 @@ def test_score_chart_charts_complete_runs_against_the_reference(machine, monkeyp
     monkeypatch.setattr(score_module, "load_reference", lambda path=None: reference)
     frame = pd.concat([measured_frame(machine, label="Fast", records=score_extra(3.0)),
                        measured_frame(machine, label="Partial", records=score_extra(3.0)[1:])], ignore_index=True)
-    rows = tr.score_rows(frame)
+    rows = score_module.score_frame(frame)
     assert rows.set_index("machine_label").loc["Fast", "score"] == pytest.approx(300)
     assert not rows.set_index("machine_label").loc["Partial", "complete"]
-    spec = tr.score_chart(rows).to_dict(validate=True)
-    assert [v["machine_label"] for v in spec["datasets"][next(iter(spec["datasets"]))]] == ["Fast"]
-    html = tr.score_html(SiteData(frame=frame, results_dir=Path("results"), build_files=frozenset()))
+    html = score_block(site(frame))
+    spec = json.loads(unescape(re.search(r'data-spec="([^"]*)"', html).group(1)))
+    # Only the complete run is charted: its score and its two parts.
+    assert {v["subject"] for v in spec["datasets"][next(iter(spec["datasets"]))]} == {"Fast"}
     assert "<figure" in html and "incomplete" in html and "Partial" in html
 
 
 def test_blocks_render_figures_with_provenance_and_tables(frame):
-    data = SiteData(frame=frame, results_dir=Path("results"), build_files=frozenset())
-    for block in (tr.training_throughput_html, tr.amp_speedup_html, tr.inference_latency_html, tr.aibench_html):
-        html = block(data)
+    data = site(frame)
+    for chart_id in ("cnn_fashion_mnist", "amp", "inference", "ai_benchmark_score"):
+        html = chart(chart_id, data)
         assert html.startswith("<figure") and "<svg" in html and "data-spec=" in html
-        assert "Data behind the chart" in html
-    assert "Reported</strong>" in tr.training_throughput_html(data)
-    assert "Converted from reported figures" in tr.amp_speedup_html(data)
+        assert "Data behind the" in html
+    assert "Reported</strong>" in chart("cnn_fashion_mnist", data)
+    # A figure derived from reported ones says how, in the table's "Derived from" column.
+    amp = chart("amp", data)
+    assert "Derived from" in amp and "fp32 total_time 1194 / fp16 997" in amp
 
 
 def test_empty_results_give_a_note_not_a_crash():
     empty = load_results([])
-    data = SiteData(frame=empty, results_dir=Path("results"), build_files=frozenset())
-    for block in (tr.training_throughput_html, tr.amp_speedup_html, tr.inference_latency_html):
-        assert "No " in block(data) and "<figure" not in block(data)
+    data = site(empty)
+    for chart_id in ("cnn_fashion_mnist", "amp", "inference"):
+        assert "No " in chart(chart_id, data) and "<figure" not in chart(chart_id, data)

@@ -22,7 +22,8 @@ import pandas as pd
 from benchlib.paths import reported_dir, results_dir
 from benchlib.results.load import PARAM_PREFIX
 from benchlib.results.store import iter_result_paths
-from benchlib.site.sources import MEASURE_ENV, build_measurement, load_site_results, requested_suite
+from benchlib.site import sources
+from benchlib.site.sources import MEASURE_ENV, load_site_results, requested_suite
 from benchlib.workloads import Plot, Rate, Ratio, all_workloads, owner
 
 BUILD_MACHINE = "this build machine"
@@ -54,7 +55,7 @@ def _paths() -> tuple[list[Path], Path, list[str]]:
     if suite:
         from benchlib.paths import cache_dir
 
-        fresh = build_measurement(suite, cache_dir())
+        fresh = sources.build_measurement(suite, cache_dir())
         found.append(fresh)
         build.append(str(fresh))
     return found, folder, build

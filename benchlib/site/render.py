@@ -15,13 +15,8 @@ from urllib.parse import urlsplit
 import jinja2
 from markupsafe import Markup
 
+from benchlib.charts import value_text
 from benchlib.freshness import is_stale, stale_text
-
-
-def value_text(value: float) -> str:
-    """Three significant digits, without the exponent notation '.3g' gives from 1000 up."""
-    rounded = float(f"{value:.3g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 100 else f"{rounded:g}"
 
 
 def safe_url(url: object) -> str | None:

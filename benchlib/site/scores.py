@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchlib.charts import chart_spec, plotted_rows
-from benchlib.paths import project_root
+from benchlib.charts import chart_spec, plotted_rows, value_text
 from benchlib.conditions import GPU_OTHERS_MAX_SM_PERCENT, OTHERS_MAX_CPU_SHARE, STEAL_MAX_SHARE
+from benchlib.paths import project_root
 from benchlib.results.schema import ResultsFile
 from benchlib.score import SCORE_TESTS, load_reference, reference_values, score_frame
 from benchlib.site.data import SiteData, site_data
 from benchlib.site.figures import STATIC_WIDTH, figure_context
-from benchlib.site.render import render, value_text
+from benchlib.site.render import render
 from benchlib.workloads import Chart
 
 CHART = Chart("score", "benchlib score", "part", axis_title="benchlib score (reference machine = 100)",
@@ -96,7 +96,7 @@ def thresholds_table() -> str:
     return render("table.html", head=["A workload is disturbed when", "is above"], rows=rows)
 
 
-def tests_table(reference: ResultsFile | None = None) -> str:
+def score_tests_table(reference: ResultsFile | None = None) -> str:
     """The score's tests, each with the reference run's value."""
     reference = reference or load_reference()
     values = reference_values(reference)

@@ -1,6 +1,7 @@
 """Elementwise add throughput: an example of a complete workload module.
 
-Save a file like this as benchlib/workloads/<name>.py; it is registered on import.
+Save a file like this as benchlib/workloads/<name>.py; it is registered on import, and its
+chart appears on the Results page with no other file edited.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from typing import Any
 from benchlib.backends import torch_backend as tb
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.timing import Timer
-from benchlib.workloads import RunContext, Workload, register
+from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
 METRIC = Metric(name="throughput", unit="Gelem/s", higher_is_better=True)
+# One chart for this workload: a bar per machine and dtype (the records' "dtype" field).
+CHART = Chart("example_add", "Elementwise add throughput", "dtype")
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -43,5 +46,6 @@ register(
         },
         run=run,
         suites=("full",),
+        plots=(Plot(CHART, "throughput", "{dtype}"),),
     )
 )
