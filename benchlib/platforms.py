@@ -8,6 +8,8 @@ field when something is wrong.
 
 from __future__ import annotations
 
+import functools
+
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -201,13 +203,18 @@ def _describe(loc: tuple[int | str, ...]) -> str:
 
 
 def load_platforms(path: Path | str = DATA_FILE) -> PlatformsData:
-    """Read and validate the platforms data file.
+    """Read and validate the platforms data file, once per build: cached until the file changes.
 
     Raises:
         PlatformsFileError: the file is not valid YAML or does not match the schema; the message
             names the file, the platform, the tier and the field.
     """
     path = Path(path)
+    return _load_platforms(path, path.stat().st_mtime_ns if path.exists() else 0)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_platforms(path: Path, _mtime_ns: int) -> PlatformsData:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
