@@ -22,6 +22,7 @@ from benchlib.site import chart, sources
 from benchlib.site import fit as fit_blocks
 from benchlib.site import platforms as platform_blocks
 from benchlib.site import training
+from benchlib.site.data import site_data
 
 ROOT = Path(__file__).resolve().parents[1]
 LATEST = date(2026, 11, 21)  # Lambda's 2024 throughput is older than a year here
@@ -91,7 +92,7 @@ def _platform_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
     all_tiers = [f"{pid}/{tid}" for pid, p in data.platforms.items() for tid in p.tiers]
     yield "limits_table", lambda: platform_blocks.limits_table(all_tiers)
     yield "decision_table", lambda: platform_blocks.decision_table()
-    for workload in sorted({m.workload for r in platform_blocks.load_reported() for m in r.measurements}):
+    for workload in sorted(set(site_data().frame.query("source == 'reported'")["workload"])):
         yield "reported_table", lambda workload=workload: platform_blocks.reported_table(workload)
     yield "memory_units", lambda: platform_blocks.memory_units("kagglevscolab2019-colab-k80")
 
