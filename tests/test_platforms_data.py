@@ -332,6 +332,20 @@ def test_the_tpu_convolution_figure_is_kept_but_marked_invalid(reported: dict[st
     assert implied > 2 * board_peak
 
 
+def test_the_implied_throughput_is_derived_beside_its_record_and_never_plotted() -> None:
+    from benchlib.site.data import site_data
+
+    data = site_data()
+    frame = data.frame
+    implied = frame[(frame["metric"] == "implied throughput") & (frame["run_id"] == "tpu2018-colab-tpu-v2")]
+    on_tpu = implied[implied["device"] == "tpu"]
+    assert len(on_tpu) == 1 and on_tpu["value"].iloc[0] == pytest.approx(528, rel=1e-2)
+    assert on_tpu["status"].iloc[0] == "invalid"  # derived from an invalid time, and marked so
+    record = frame.loc[on_tpu["record"].iloc[0]]
+    assert record["metric"] == "time" and record["value"] == 1.22
+    assert "implied throughput" not in set(data.charts["conv2d"]["metric"])
+
+
 def test_reported_tables_show_value_setting_source_and_context() -> None:
     html = site.reported_table("fastai_transfer", runs="kagglevscolab2019-", today=TODAY)
     assert "1,194 s" in html and "batch_size=256" in html and ">error</span>" in html

@@ -248,8 +248,9 @@ def plot_rows(frame: pd.DataFrame, plot: Plot, owner_name: str) -> pd.DataFrame:
     selected = mine[mine["metric"] == plot.metric]
     for column, wanted in plot.where.items():
         selected = selected[selected[column] == wanted] if column in selected else selected.iloc[0:0]
-    # A workload that failed as a whole left one record of its own metric, without params: list it too.
-    failed = mine[(mine["status"] != "ok") & (mine["metric"] != plot.metric)]
+    # A workload that failed as a whole left one record of its own metric, without params: list it too
+    # (not a figure derived from an invalid record, which the record's own row already shows).
+    failed = mine[(mine["status"] != "ok") & (mine["metric"] != plot.metric) & (mine["derived"] == "")]
     rows = pd.concat([selected, failed]).copy()
     rows["chart"] = plot.chart.id
     rows["setting"] = [setting_text(plot, r) for r in rows.to_dict("records")]
