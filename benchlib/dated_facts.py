@@ -99,12 +99,17 @@ def advice_facts() -> Iterator[DatedFact]:
 
 
 def reported_facts(directory: Path | None = None) -> Iterator[DatedFact]:
-    from benchlib.site.platforms import load_reported
+    """One fact per reported results file: its run id, dated and sourced by its provenance."""
+    from benchlib.paths import reported_dir
+    from benchlib.results.load import load_results
 
-    for results in load_reported(directory):
-        provenance = results.provenance
-        if provenance.as_of is not None and provenance.source_url is not None:
-            yield DatedFact("reported", results.run_id, provenance.as_of.isoformat(), provenance.source_url)
+    folder = directory or reported_dir()
+    if not folder.is_dir() or not any(folder.rglob("*.json")):
+        raise FileNotFoundError(f"no reported results in {folder}")
+    files = load_results(folder).drop_duplicates("file")
+    for run_id, as_of, url in zip(files["run_id"], files["source_as_of"], files["source_url"]):
+        if isinstance(as_of, str) and isinstance(url, str):
+            yield DatedFact("reported", run_id, as_of, url)
 
 
 def dated_facts(reported_dir: Path | None = None) -> list[DatedFact]:

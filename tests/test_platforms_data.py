@@ -12,8 +12,11 @@ import yaml
 
 from benchlib.platforms import DATA_FILE, TIER_FIELDS, Fact, PlatformsData, PlatformsFileError, load_platforms
 from benchlib.probe.platform import detect_platform
-from benchlib.results.schema import ResultsFile
+from benchlib.paths import REPORTED_ENV, RESULTS_ENV
+from benchlib.results.schema import Machine, MeasurementRecord, Metric, Provenance, ResultsFile
+from benchlib.results.store import write_results
 from benchlib.site import platforms as site
+from benchlib.workloads.conv2d import flops
 
 REPORTED = Path(__file__).resolve().parents[1] / "results" / "reported"
 TODAY = date(2026, 11, 21)
@@ -227,6 +230,21 @@ def test_data_strings_are_html_escaped(tmp_path: Path) -> None:
     assert 'href="https://x.example/?a=%22b%22&amp;c=%3Cd%3E"' in html  # normalised by pydantic, then escaped
 
 
+def test_facts_from_any_block_are_escaped() -> None:
+    hostile = _fact(value="<script>alert(1)</script>", note="it's <i>odd</i>", status="unverified")
+    for html in (site.render_fact(hostile, TODAY), _fact_list_of(hostile)):
+        assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert "<i>" not in html and "&lt;i&gt;odd&lt;/i&gt;" in html
+
+
+def _fact_list_of(fact: Fact) -> str:
+    data = load_platforms()
+    tier = data.platforms["kaggle"].tiers["free"].model_copy(update={"ram": [fact]})
+    kaggle = data.platforms["kaggle"].model_copy(update={"tiers": {"free": tier}})
+    hacked = data.model_copy(update={"platforms": {**data.platforms, "kaggle": kaggle}})
+    return site.fact_list([("kaggle/free", "ram")], today=TODAY, data=hacked)
+
+
 def test_the_real_pages_blocks_render_with_badges(data: PlatformsData) -> None:
     colab = site.tier_table("colab", today=TODAY, data=data)
     assert colab.count("<tr>") == len(TIER_FIELDS) + 1  # plus the header row
@@ -306,12 +324,26 @@ def test_the_tpu_convolution_figure_is_kept_but_marked_invalid(reported: dict[st
     on_cpu, on_tpu = sorted(conv, key=lambda m: m.device)
     assert on_cpu.device == "cpu" and on_cpu.status == "ok"  # TPU runtime, code on the CPU
     assert on_tpu.device == "tpu" and on_tpu.value == 1.22 and on_tpu.status == "invalid"
-    assert site.conv2d_flops({**on_tpu.params, "shards": 1}) == pytest.approx(80.53e9, rel=1e-3)
-    implied = site.conv2d_flops(on_tpu.params) / (on_tpu.value / 1e3)
+    assert flops({**on_tpu.params, "shards": 1}) == pytest.approx(80.53e9, rel=1e-3)
+    implied = flops(on_tpu.params) / (on_tpu.value / 1e3)
     spec = find_accelerator("TPU v2")
     assert spec is not None and spec.bf16_tensor_tflops is not None
     board_peak = spec.bf16_tensor_tflops.value * 4e12  # a v2-8 board has four chips
     assert implied > 2 * board_peak
+
+
+def test_the_implied_throughput_is_derived_beside_its_record_and_never_plotted() -> None:
+    from benchlib.site.data import site_data
+
+    data = site_data()
+    frame = data.frame
+    implied = frame[(frame["metric"] == "implied throughput") & (frame["run_id"] == "tpu2018-colab-tpu-v2")]
+    on_tpu = implied[implied["device"] == "tpu"]
+    assert len(on_tpu) == 1 and on_tpu["value"].iloc[0] == pytest.approx(528, rel=1e-2)
+    assert on_tpu["status"].iloc[0] == "invalid"  # derived from an invalid time, and marked so
+    record = frame.loc[on_tpu["record"].iloc[0]]
+    assert record["metric"] == "time" and record["value"] == 1.22
+    assert "implied throughput" not in set(data.charts["conv2d"]["metric"])
 
 
 def test_reported_tables_show_value_setting_source_and_context() -> None:
@@ -319,7 +351,8 @@ def test_reported_tables_show_value_setting_source_and_context() -> None:
     assert "1,194 s" in html and "batch_size=256" in html and ">error</span>" in html
     assert "as of 2019-03, may be out of date" in html and "Original setting of these figures" in html
     conv = site.reported_table("conv2d", runs="tpu2018-", today=TODAY)
-    assert "Every row: batch=128, side=256" in conv and ">invalid</span>" in conv and "528" in conv
+    assert "Every row: batch=128, channels=3, filters=256, kernel=5, padding=SAME, side=256, stride=2." in conv
+    assert ">invalid</span>" in conv and "<th>Implied throughput (TFLOP/s)</th>" in conv and '>528</td>' in conv
     with pytest.raises(ValueError, match="no reported figures"):
         site.reported_table("conv2d", runs="aibench-", today=TODAY)
 
@@ -327,3 +360,28 @@ def test_reported_tables_show_value_setting_source_and_context() -> None:
 def test_memory_units_spell_out_gib_and_gb() -> None:
     html = site.memory_units("kagglevscolab2019-colab-k80")
     assert re.search(r"11\.17 GiB</strong> = 11,438 MiB = <strong>11\.99 GB", html)
+
+
+def test_reported_tables_escape_the_source_and_link_only_http(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hostile = "<script>window.__xss=1</script>"
+    record = MeasurementRecord(
+        workload="conv2d", framework="tensorflow", device="cpu", device_name=f"CPU {hostile}", dtype="fp32",
+        params={"batch": 2, "side": 8, "channels": 3, "filters": 4, "kernel": 3, "stride": 1, "note": hostile},
+        metric=Metric(name="time", unit="ms", higher_is_better=False), value=5.0, message=f"said {hostile}",
+    )
+    other = record.model_copy(update={"params": {**record.params, "batch": 4}, "value": 9.0})
+    results = ResultsFile(
+        run_id="hostile-1", created="2026-01-01T00:00:00Z", benchlib_version="0.1.0", methodology_version="reported",
+        machine=Machine(id="reported-hostile", label=f"Old box {hostile} (reported)"),
+        provenance=Provenance(kind="reported", source_url="javascript:alert(1)", as_of=date(2020, 2, 1),
+                              context=f"context {hostile}"),
+        measurements=[record, other],
+    )
+    write_results(results, tmp_path / "reported" / "hostile-1.json")
+    monkeypatch.setenv(REPORTED_ENV, str(tmp_path / "reported"))
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path / "results"))
+    html = site.reported_table("conv2d", runs="hostile-", today=TODAY)
+    # Machine, device and note in both rows, the shared parameter under the table, the context.
+    assert "<script" not in html and html.count("&lt;script&gt;window.__xss=1&lt;/script&gt;") == 8
+    assert "javascript:alert(1)" in html and "href=\"javascript:" not in html  # shown, not linked
+    assert "Implied throughput" in html  # the workload's derived figure, for any reported record of it

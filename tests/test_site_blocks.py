@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import markupsafe
 import pytest
 from site_samples import CPU, HOSTILE, HOSTILE_URL, REPORTED, record, results, write_samples
 
@@ -177,19 +178,26 @@ def test_methodology_blocks_come_from_the_code():
     from benchlib.timing import NOISE_THRESHOLD
     from benchlib.workloads import all_workloads
 
-    assert f"methodology version {benchlib.METHODOLOGY_VERSION}" in methodology.version_note()
-    checks = methodology.checks_note()
+    assert f"methodology version <strong>{benchlib.METHODOLOGY_VERSION}</strong>" in methodology.versions()
+    checks = methodology.check_thresholds()
     assert f"{NOISE_THRESHOLD:.0%}" in checks and f"{PEAK_TOLERANCE - 1:.0%}" in checks
     table = methodology.timer_table()
-    assert "| `noise_threshold` |" in table and "| `warmup_s` |" in table
+    assert "<td><code>noise_threshold</code></td>" in table and "<td><code>warmup_s</code></td>" in table
     workloads = methodology.workloads_table()
     params = methodology.suite_params_table()
     for name, w in all_workloads().items():
-        assert f"| `{name}` | {w.framework} | {w.description} |" in workloads
+        assert f"<td><code>{name}</code></td><td>{w.framework}</td><td>{markupsafe.escape(w.description)}</td>" in workloads
         for suite in w.suites:
-            assert f"| `{name}` | `{suite}` |" in params
+            assert f"<td><code>{name}</code></td><td><code>{suite}</code></td>" in params
     sizes = ", ".join(map(str, all_workloads()["matmul"].params("quick")["sizes"]))
-    assert f"`sizes` {sizes}" in params.split("| `matmul` | `quick` |", 1)[1].split("\n", 1)[0]
+    quick = params.split("<td><code>matmul</code></td><td><code>quick</code></td>", 1)[1].split("</tr>", 1)[0]
+    assert f"<code>sizes</code> {sizes}" in quick
+
+
+def test_methodology_blocks_escape_what_they_show():
+    line = methodology.params_line({"shape": "<script>alert(1)</script>", "timer": {"max_time_s": 2.0}})
+    assert "<script>" not in line and "&lt;script&gt;alert(1)&lt;/script&gt;" in line
+    assert "<code>max_time_s</code> 2.0 s" in line
 
 
 def test_vendored_vega_bundle_matches_installed_vl_convert():

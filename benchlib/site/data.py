@@ -20,11 +20,12 @@ from typing import Any
 import pandas as pd
 
 from benchlib.paths import reported_dir, results_dir
-from benchlib.results.load import PARAM_PREFIX
-from benchlib.results.store import iter_result_paths
+from benchlib.results.load import PARAM_PREFIX, params_of
+from benchlib.results.schema import ResultsFile
+from benchlib.results.store import iter_result_paths, read_results
 from benchlib.site import sources
-from benchlib.site.sources import MEASURE_ENV, load_site_results, requested_suite
-from benchlib.workloads import Plot, Rate, Ratio, all_workloads, owner
+from benchlib.site.sources import MEASURE_ENV, load_site_results, requested_suite, stop_build_on_invalid_results
+from benchlib.workloads import Plot, Rate, Ratio, WorkRate, all_workloads, owner
 
 BUILD_MACHINE = "this build machine"
 MEASURED = "measured"
@@ -93,6 +94,8 @@ def derive(frame: pd.DataFrame, build_files: Iterable[str] = ()) -> pd.DataFrame
     frame = frame.copy()
     frame["owner"] = [_owner_name(w, f) for w, f in zip(frame["workload"], frame["framework"])]
     frame["derived"] = ""
+    # Which record a row is; a derived row keeps the number of the record it is shown beside.
+    frame["record"] = range(len(frame))
     frame = pd.concat([frame, *_derived_rows(frame)], ignore_index=True) if len(frame) else frame
     builds = set(build_files)
     frame["source"] = [
@@ -117,9 +120,15 @@ def _owner_name(workload: str, framework: str) -> str:
 def _derived_rows(frame: pd.DataFrame) -> list[pd.DataFrame]:
     out = []
     for workload in all_workloads().values():
-        rows = frame[(frame["owner"] == workload.name) & (frame["status"] == "ok")]
+        mine = frame[frame["owner"] == workload.name]
+        rows = mine[mine["status"] == "ok"]
         for rule in workload.derived:
-            made = _ratio(rows, rule) if isinstance(rule, Ratio) else _rate(rows, rule)
+            if isinstance(rule, Ratio):
+                made = _ratio(rows, rule)
+            elif isinstance(rule, Rate):
+                made = _rate(rows, rule)
+            else:
+                made = _work_rate(mine[mine["value"].notna()], rule)
             if not made.empty:
                 out.append(made)
     return out
@@ -162,6 +171,22 @@ def _rate(rows: pd.DataFrame, rule: Rate) -> pd.DataFrame:
     ]
     return _blank_stats(rows).assign(
         value=counts / rows["value"], metric=rule.metric, unit=rule.unit, higher_is_better=True, derived=derived,
+    )
+
+
+_SECONDS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+def _work_rate(rows: pd.DataFrame, rule: WorkRate) -> pd.DataFrame:
+    rows = rows[(rows["metric"] == rule.of) & rows["unit"].isin(list(_SECONDS)) & (rows["value"] > 0)]
+    work = pd.Series([rule.work(params_of(r)) for r in rows.to_dict("records")], index=rows.index, dtype=float)
+    rows, work = rows[work.notna()], work[work.notna()]
+    if rows.empty:
+        return rows
+    seconds = rows["value"] * rows["unit"].map(_SECONDS)
+    derived = [f"{w:.3g} {rule.work_unit} in {t:g} {u}" for w, t, u in zip(work, rows["value"], rows["unit"])]
+    return _blank_stats(rows).assign(
+        value=work / seconds * rule.scale, metric=rule.metric, unit=rule.unit, higher_is_better=True, derived=derived,
     )
 
 
@@ -218,8 +243,9 @@ def plot_rows(frame: pd.DataFrame, plot: Plot, owner_name: str) -> pd.DataFrame:
     selected = mine[mine["metric"] == plot.metric]
     for column, wanted in plot.where.items():
         selected = selected[selected[column] == wanted] if column in selected else selected.iloc[0:0]
-    # A workload that failed as a whole left one record of its own metric, without params: list it too.
-    failed = mine[(mine["status"] != "ok") & (mine["metric"] != plot.metric)]
+    # A workload that failed as a whole left one record of its own metric, without params: list it too
+    # (not a figure derived from an invalid record, which the record's own row already shows).
+    failed = mine[(mine["status"] != "ok") & (mine["metric"] != plot.metric) & (mine["derived"] == "")]
     rows = pd.concat([selected, failed]).copy()
     rows["chart"] = plot.chart.id
     rows["setting"] = [setting_text(plot, r) for r in rows.to_dict("records")]
@@ -241,3 +267,18 @@ def chart_frames(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
         for plot in workload.plots:
             parts.setdefault(plot.chart.id, []).append(plot_rows(frame, plot, workload.name))
     return {chart: pd.concat(rows, ignore_index=True) for chart, rows in parts.items()}
+
+
+# --- whole results files, for the few blocks that show more of a file than its records ---------
+
+
+def results_file(path: str) -> ResultsFile:
+    """The results file at ``path`` (a ``frame["file"]``), read through the store once per build."""
+    stat = Path(path).stat()
+    return _read_file(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _read_file(path: str, _mtime: int, _size: int) -> ResultsFile:
+    with stop_build_on_invalid_results():
+        return read_results(path)

@@ -1,49 +1,51 @@
-"""Build-time blocks for the platform pages: tables and fact lists rendered from the data files.
+"""Build-time blocks for the platform and guide pages: tables and fact lists from the data files.
 
 Pages call these from markdown-exec blocks (``print(tier_table("colab"))``), so no platform
 number is typed into Markdown. Every fact shows its source and date; facts that are
-unverified, conflicting or older than twelve months carry a visible badge. All text from the
-data files is HTML-escaped.
+unverified, conflicting or older than twelve months carry a visible badge. The blocks gather
+values; the templates in ``templates/`` draw them, escaping every string from a data file.
+Reported figures come from the site's one load of the results (`benchlib.site.data`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from html import escape
-from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
-from benchlib.freshness import STALE_AFTER_MONTHS, is_stale, stale_text
-from benchlib.platforms import FIELD_LABELS, TIER_FIELDS, Fact, PlatformsData, Sourced, load_platforms
-from benchlib.results.schema import MeasurementRecord, ResultsFile
-from benchlib.results.store import read_results
-from benchlib.site.sources import stop_build_on_invalid_results
+import pandas as pd
 
-REPORTED_DIR = Path(__file__).resolve().parents[2] / "results" / "reported"
+from benchlib.freshness import STALE_AFTER_MONTHS, build_date, is_stale, months_before, stale_text
+from benchlib.platforms import FIELD_LABELS, TIER_FIELDS, Fact, Platform, PlatformsData, Sourced, Tier, load_platforms
+from benchlib.results.load import params_of
+from benchlib.site.data import REPORTED, _plain, results_file, site_data
+from benchlib.site.render import render, value_text
 
 FlagKind = Literal["unverified", "conflict", "stale", "failed"]
-
-# Inline styles keep the badges visible whatever the site's stylesheet holds; the Material
-# colour variables make the neutral badge follow the light/dark scheme.
-_BADGE_BASE = (
-    "display:inline-block;margin:0 0 0 .3em;padding:0 .4em;border-radius:.2em;"
-    "font-size:.7em;font-weight:700;line-height:1.6;white-space:nowrap;vertical-align:middle;"
-)
-_BADGE_STYLE: dict[FlagKind, str] = {
-    "unverified": "background:#ffb74d;color:#000;",
-    "conflict": "background:#e53935;color:#fff;",
-    "stale": "background:var(--md-default-fg-color--lightest);color:var(--md-default-fg-color);",
-    "failed": "background:#e53935;color:#fff;",
-}
-_META_STYLE = "font-size:.8em;color:var(--md-default-fg-color--light);"
 
 
 @dataclass(frozen=True)
 class Flag:
     kind: FlagKind
     text: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a fact or figure comes from, as a page cites it: link, date, badges, note."""
+
+    url: str
+    as_of: str
+    flags: tuple[Flag, ...] = ()
+    note: str | None = None
+    see_also: tuple[str, ...] = ()
+    context: str | None = None
+
+
+@dataclass(frozen=True)
+class ShownFact:
+    value: str
+    source: Source
 
 
 def age_flags(as_of: date | str, today: date | None = None) -> list[Flag]:
@@ -61,69 +63,55 @@ def fact_flags(fact: Sourced, today: date | None = None) -> list[Flag]:
     return flags + age_flags(fact.as_of, today)
 
 
-def badge(flag: Flag) -> str:
-    return (
-        f'<span class="fg-badge fg-badge--{flag.kind}" style="{_BADGE_BASE}{_BADGE_STYLE[flag.kind]}">'
-        f"{escape(flag.text)}</span>"
-    )
+def _source(fact: Sourced, today: date | None) -> Source:
+    return Source(str(fact.source), fact.as_of.isoformat(), tuple(fact_flags(fact, today)), fact.note,
+                  tuple(str(url) for url in fact.see_also))
 
 
-def stale_badge(as_of: date | str, today: date | None = None) -> str:
-    """The 'may be out of date' badge as HTML, or nothing for a fresh fact."""
-    return "".join(badge(flag) for flag in age_flags(as_of, today))
-
-
-def badge_legend() -> str:
-    """What each badge means, drawn with the badges themselves."""
-    items = [
-        (Flag("unverified", "unverified"), "a single user report, or a figure we could not confirm."),
-        (Flag("conflict", "conflicting sources"), "sources disagree; the note under the fact says how."),
-        (Flag("stale", "as of 2024-05, may be out of date"),
-         f"the source is more than {STALE_AFTER_MONTHS} months older than this build of the site."),
-    ]
-    return "<ul>" + "".join(f"<li>{badge(flag)} {escape(text)}</li>" for flag, text in items) + "</ul>"
-
-
-def _link(url: object, text: str | None = None) -> str:
-    href = str(url)
-    label = text or urlsplit(href).netloc.removeprefix("www.")
-    return f'<a href="{escape(href)}">{escape(label)}</a>'
-
-
-def _source_html(url: object, as_of: date | str, flags: list[Flag], note: str | None, see_also: list[object]) -> str:
-    when = as_of.isoformat() if isinstance(as_of, date) else as_of
-    parts = [f"{_link(url)}, {escape(when)}"] + [f"also {_link(extra)}" for extra in see_also]
-    line = f'<span class="fg-source" style="{_META_STYLE}">{" · ".join(parts)}</span>'
-    line += "".join(badge(flag) for flag in flags)
-    if note:
-        line += f'<br><span class="fg-note" style="{_META_STYLE}">{escape(note)}</span>'
-    return line
-
-
-def source_line(fact: Sourced, today: date | None = None) -> str:
-    """'source, date' plus badges and the note, as one small HTML line."""
-    return _source_html(fact.source, fact.as_of, fact_flags(fact, today), fact.note, list(fact.see_also))
-
-
-def render_fact(fact: Fact, today: date | None = None) -> str:
-    return f'<span class="fg-fact">{escape(fact.value)}</span><br>{source_line(fact, today)}'
-
-
-def _render_facts(facts: list[Fact], today: date | None) -> str:
-    if len(facts) == 1:
-        return render_fact(facts[0], today)
-    items = "".join(f"<li>{render_fact(fact, today)}</li>" for fact in facts)
-    return f'<ul style="margin:0;padding-left:1em">{items}</ul>'
-
-
-def _table(head: list[str], rows: list[str]) -> str:
-    # A plain <table> gets Material's table style and its scrolling wrapper, like Markdown tables.
-    thead = "<thead><tr>" + "".join(f"<th>{cell}</th>" for cell in head) + "</tr></thead>"
-    return f"<table>{thead}<tbody>{''.join(rows)}</tbody></table>"
+def _shown(fact: Fact, today: date | None) -> ShownFact:
+    return ShownFact(fact.value, _source(fact, today))
 
 
 def _data(data: PlatformsData | None) -> PlatformsData:
     return data if data is not None else load_platforms()
+
+
+# --- Pieces the buying guide's blocks (`benchlib.site.fit`) put into their own HTML -------------
+
+
+def badge(flag: Flag) -> str:
+    """One badge as HTML."""
+    return render("badges.html", flags=[flag])
+
+
+def stale_badge(as_of: date | str, today: date | None = None) -> str:
+    """The 'may be out of date' badge as HTML, or nothing for a fresh fact."""
+    return render("badges.html", flags=age_flags(as_of, today))
+
+
+def render_fact(fact: Fact, today: date | None = None) -> str:
+    """A fact's value with its source, date, badges and note under it."""
+    return render("fact.html", fact=_shown(fact, today))
+
+
+# --- Platform data blocks -------------------------------------------------------------------------
+
+
+def badge_legend(meanings: dict[FlagKind, str]) -> str:
+    """Each badge as the pages draw it, followed by what it means (the page's words).
+
+    A meaning may say ``{months}``: the staleness rule's months. The stale sample is dated just
+    past that rule, so it is one the site would really mark.
+    """
+    samples = {
+        "unverified": Flag("unverified", "unverified"),
+        "conflict": Flag("conflict", "conflicting sources"),
+        "stale": Flag("stale", stale_text(months_before(build_date(), STALE_AFTER_MONTHS + 1))),
+    }
+    items = [
+        {"flag": samples[kind], "meaning": text.format(months=STALE_AFTER_MONTHS)} for kind, text in meanings.items()
+    ]
+    return render("badge_legend.html", items=items)
 
 
 def tier_table(
@@ -135,25 +123,21 @@ def tier_table(
     data: PlatformsData | None = None,
 ) -> str:
     """One row per field, one column per tier; equal facts in neighbouring tiers share a cell."""
-    data = _data(data)
-    platform = data.platforms[platform_id]
-    tier_ids = tiers or list(platform.tiers)
-    columns = [platform.tiers[tier_id] for tier_id in tier_ids]
+    platform = _data(data).platforms[platform_id]
+    columns = [platform.tiers[tier_id] for tier_id in tiers or list(platform.tiers)]
     rows = []
     for field in fields or list(TIER_FIELDS):
-        cells = []
         values = [tier.field(field) for tier in columns]
+        cells = []
         i = 0
         while i < len(values):
             span = 1
             while i + span < len(values) and values[i + span] == values[i]:
                 span += 1
-            colspan = f' colspan="{span}"' if span > 1 else ""
-            cells.append(f"<td{colspan}>{_render_facts(values[i], today)}</td>")
+            cells.append({"span": span, "facts": [_shown(fact, today) for fact in values[i]]})
             i += span
-        rows.append(f"<tr><th>{escape(FIELD_LABELS[field])}</th>{''.join(cells)}</tr>")
-    head = [""] + [escape(tier.name) for tier in columns]
-    return _table(head, rows)
+        rows.append({"label": FIELD_LABELS[field], "cells": cells})
+    return render("tier_table.html", tiers=[tier.name for tier in columns], rows=rows)
 
 
 def fact_list(
@@ -165,31 +149,24 @@ def fact_list(
 ) -> str:
     """A bullet list of facts, each item a ('platform/tier', field) pair, for use inside prose."""
     data = _data(data)
-    lines = []
+    shown = []
     for ref, field in items:
         platform, tier = data.tier(ref)
-        facts = [fact for fact in tier.field(field) if not match or match in fact.value]
-        if not facts:
-            continue
-        label = f"<strong>{escape(f'{platform.name} {tier.name}, {FIELD_LABELS[field].lower()}')}:</strong>"
-        if len(facts) == 1:
-            lines.append(f"<li>{label} {render_fact(facts[0], today)}</li>")
-        else:
-            inner = "".join(f"<li>{render_fact(fact, today)}</li>" for fact in facts)
-            lines.append(f"<li>{label}<ul>{inner}</ul></li>")
-    if not lines:
+        facts = [_shown(fact, today) for fact in tier.field(field) if not match or match in fact.value]
+        if facts:
+            shown.append({"label": f"{platform.name} {tier.name}, {FIELD_LABELS[field].lower()}", "facts": facts})
+    if not shown:
         raise ValueError(f"no facts matched {items!r} (match={match!r})")
-    return f'<ul class="fg-facts">{"".join(lines)}</ul>'
+    return render("fact_list.html", items=shown)
 
 
 def history_list(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
     """What a platform used to give, oldest first, each with its source and date."""
-    data = _data(data)
-    platform = data.platforms[platform_id]
+    platform = _data(data).platforms[platform_id]
     if not platform.history:
         raise ValueError(f"platform {platform_id!r} has no history in the platforms data")
-    items = "".join(f"<li>{render_fact(fact, today)}</li>" for fact in platform.history)
-    return f'<ul class="fg-facts">{items}</ul>'
+    items = [{"label": None, "facts": [_shown(fact, today)]} for fact in platform.history]
+    return render("fact_list.html", items=items)
 
 
 def limits_table(
@@ -204,33 +181,16 @@ def limits_table(
     rows = []
     for ref in refs:
         platform, tier = data.tier(ref)
-        cells = "".join(f"<td>{_render_facts(tier.field(field), today)}</td>" for field in fields)
-        rows.append(f"<tr><th>{escape(platform.name)}<br>{escape(tier.name)}</th>{cells}</tr>")
-    head = ["Platform"] + [escape(FIELD_LABELS[field]) for field in fields]
-    return _table(head, rows)
+        cells = [[_shown(fact, today) for fact in tier.field(field)] for field in fields]
+        rows.append({"platform": platform.name, "tier": tier.name, "cells": cells})
+    return render("limits_table.html", fields=[FIELD_LABELS[field] for field in fields], rows=rows)
 
 
 def detection_table(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
     """The signals benchlib's probe uses to recognise the platform."""
-    data = _data(data)
-    platform = data.platforms[platform_id]
-    kinds = {
-        "module": "Python module",
-        "env": "environment variable",
-        "env_prefix": "environment variables starting with",
-        "path": "path",
-    }
-    rows = []
-    for signal in platform.detection.signals:
-        shown = f"{signal.name}={signal.value}" if signal.value else signal.name
-        rows.append(
-            f"<tr><td>{escape(kinds[signal.kind])}</td><td><code>{escape(shown)}</code></td>"
-            f"<td>{escape(signal.note or '')}</td></tr>"
-        )
-    if not rows:
-        return f"<p>benchlib has no signal for {escape(platform.name)}. {source_line(platform.detection, today)}</p>"
-    table = _table(["Kind", "Signal", "Why"], rows)
-    return f'{table}<p style="{_META_STYLE}">{source_line(platform.detection, today)}</p>'
+    platform = _data(data).platforms[platform_id]
+    return render("detection_table.html", platform=platform.name, signals=platform.detection.signals,
+                  detection=_source(platform.detection, today))
 
 
 def decision_table(*, base: str = "../", today: date | None = None, data: PlatformsData | None = None) -> str:
@@ -242,35 +202,30 @@ def decision_table(*, base: str = "../", today: date | None = None, data: Platfo
     rows = []
     for need in data.needs:
         platform, tier = data.tier(need.tiers[0])
-        facts = [f for f in tier.field(need.field) if not need.match or need.match in f.value]
+        facts = [_shown(f, today) for f in tier.field(need.field) if not need.match or need.match in f.value]
         if not facts:
             raise ValueError(f"need {need.need!r}: {need.tiers[0]} has no {need.field} fact matching {need.match!r}")
-        also = []
-        for ref in need.tiers[1:]:
-            other, other_tier = data.tier(ref)
-            also.append(_page_link(other.page, f"{other.name} {other_tier.name}", base))
-        best = _page_link(platform.page, f"{platform.name} {tier.name}", base)
-        rows.append(
-            f"<tr><td><strong>{escape(need.need)}</strong></td>"
-            f"<td>{best}<br>{_render_facts(facts, today)}</td>"
-            f"<td>{escape(need.advice)}</td><td>{', '.join(also) or '—'}</td></tr>"
-        )
-    return _table(["If you need", "Best bet, and what the source says", "Why", "Also look at"], rows)
+        also = [_page(*data.tier(ref), base) for ref in need.tiers[1:]]
+        rows.append({"need": need.need, "best": _page(platform, tier, base), "facts": facts, "advice": need.advice,
+                     "also": also})
+    return render("decision_table.html", rows=rows)
 
 
-def _page_link(page: str | None, label: str, base: str) -> str:
-    if not page:
-        return escape(label)
-    # Raw HTML links are not rewritten by MkDocs, so build the directory URL relative to the page.
-    target = page.removesuffix(".md")
-    target = target.removesuffix("index") if target.endswith("index") else f"{target}/"
-    return f'<a href="{escape(base + target)}">{escape(label)}</a>'
+def _page(platform: Platform, tier: Tier, base: str) -> dict[str, str | None]:
+    """A tier's name and the directory URL of its platform's page, relative to the page showing it.
+
+    Raw HTML links are not rewritten by MkDocs, so the URL is built here from the page's path.
+    """
+    href = None
+    if platform.page:
+        target = platform.page.removesuffix(".md")
+        href = base + (target.removesuffix("index") if target.endswith("index") else f"{target}/")
+    return {"name": f"{platform.name} {tier.name}", "href": href}
 
 
 def sources(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
     """Every source behind a platform's facts, newest first, with the fields it backs."""
-    data = _data(data)
-    platform = data.platforms[platform_id]
+    platform = _data(data).platforms[platform_id]
     backs: dict[str, set[str]] = {}
     dates: dict[str, date] = {}
     for tier in platform.tiers.values():
@@ -279,124 +234,108 @@ def sources(platform_id: str, *, today: date | None = None, data: PlatformsData 
                 url = str(fact.source)
                 backs.setdefault(url, set()).add(FIELD_LABELS[field].lower())
                 dates[url] = max(dates.get(url, fact.as_of), fact.as_of)
-    items = [
-        f"<li>{_link(url, url)} ({dates[url].isoformat()}){stale_badge(dates[url], today)}: "
-        f"{escape(', '.join(sorted(backs[url])))}</li>"
+    listed = [
+        {"url": url, "as_of": dates[url].isoformat(), "flags": age_flags(dates[url], today),
+         "backs": sorted(backs[url])}
         for url in sorted(backs, key=lambda u: dates[u], reverse=True)
     ]
-    return f'<ul class="fg-sources">{"".join(items)}</ul>'
+    return render("sources_list.html", sources=listed)
 
 
-# --- Reported figures (results/reported/*.json) -------------------------------------------------
+# --- Reported figures (the results frame's reported rows) ---------------------------------------
 
 
-def load_reported(directory: Path = REPORTED_DIR) -> list[ResultsFile]:
-    """Every reported results file, validated against the results schema."""
-    files = sorted(directory.glob("*.json"))
-    if not files:
-        raise FileNotFoundError(f"no reported results in {directory}")
-    with stop_build_on_invalid_results():
-        return [read_results(path, mark_implausible=False) for path in files]
+def _reported_rows() -> pd.DataFrame:
+    frame = site_data().frame
+    return frame[frame["source"] == REPORTED].sort_values(["file", "record"], kind="stable")
 
 
-def conv2d_flops(params: dict[str, Any]) -> float:
-    """Floating-point operations of the seeds' conv op (SAME padding), times the TPU shards."""
-    n, side, c = (int(params[k]) for k in ("batch", "side", "channels"))
-    filters, kernel, stride = (int(params[k]) for k in ("filters", "kernel", "stride"))
-    shards = int(params.get("shards", 1))
-    out = -(-side // stride)
-    return 2.0 * n * out * out * filters * kernel * kernel * c * shards
-
-
-def _format_value(record: MeasurementRecord) -> str:
-    status = "" if record.status == "ok" else badge(Flag("failed", record.status))
-    if record.value is None:
-        return status
-    value = record.value
+def _reported_text(value: float, unit: str) -> str:
+    """A reported value as its source gave it: whole numbers from 100 up, else three digits."""
     text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-    unit = "" if record.metric.unit == "score" else f" {escape(record.metric.unit)}"
-    return f"{escape(text)}{unit}{status}"
+    return text if unit == "score" else f"{text} {unit}"
 
 
-def reported_table(
-    workload: str,
-    *,
-    runs: str = "",
-    today: date | None = None,
-    directory: Path = REPORTED_DIR,
-) -> str:
-    """Published figures for one workload: where they ran, the setting, the value, numbered
-    sources with dates, and each source's original context in a collapsible note.
+def _reported_source(row: dict[str, Any], today: date | None) -> Source:
+    url, as_of = row["source_url"], row["source_as_of"]
+    if not (isinstance(url, str) and url and isinstance(as_of, str) and as_of):
+        raise ValueError(f"reported results {row['run_id']!r} ({row['file']}) lack a source URL or date")
+    context = row["source_context"]
+    return Source(url, as_of, tuple(age_flags(as_of, today)), context=context if isinstance(context, str) else "")
+
+
+def reported_table(workload: str, *, runs: str = "", today: date | None = None) -> str:
+    """Published figures for one workload: where they ran, the setting, the value, the figures the
+    workload derives from it, numbered sources with dates, and each source's own account of the
+    setting in a collapsible note.
 
     ``runs`` keeps only results files whose run id starts with it (one article's figures).
     """
-    found = [
-        (results, record)
-        for results in load_reported(directory)
-        if results.run_id.startswith(runs)
-        for record in results.measurements
-        if record.workload == workload
-    ]
-    if not found:
-        raise ValueError(f"no reported figures for workload {workload!r} (runs {runs!r}) in {directory}")
-    # Parameters every row shares are said once, under the table; rows show only what differs.
-    shared = {
-        key: value
-        for key, value in found[0][1].params.items()
-        if all(record.params.get(key) == value for _, record in found)
+    reported = _reported_rows()
+    mine = reported[(reported["workload"] == workload) & reported["run_id"].str.startswith(runs)]
+    records = mine[mine["derived"] == ""].to_dict("records")
+    if not records:
+        raise ValueError(f"no reported figures for workload {workload!r} (runs {runs!r}) in the reported results")
+    derived = mine[mine["derived"] != ""]
+    # One column per derived figure, its unit in the head; a cell's title says how it was derived.
+    derived_heads = dict(zip(derived["metric"], derived["unit"]))
+    derived_cells = {
+        (r["record"], r["metric"]): {"value": value_text(r["value"]), "how": r["derived"]}
+        for r in derived.to_dict("records")
     }
-    sources: list[ResultsFile] = []
-    table: list[dict[str, str]] = []
-    for results, record in found:
-        key = (str(results.provenance.source_url), results.provenance.as_of)
-        number = next(
-            (i for i, r in enumerate(sources, 1) if (str(r.provenance.source_url), r.provenance.as_of) == key), None
-        )
-        if number is None:
-            sources.append(results)
-            number = len(sources)
-        row = {
-            "Machine": escape(results.machine.label),
-            "Ran on": escape(record.device_name or record.device),
-            "Setting": escape(", ".join(f"{k}={v}" for k, v in record.params.items() if k not in shared)),
-            "value": _format_value(record),
-            "Note": escape(record.message or ""),
-            "Source": f"[{number}]",
-        }
-        if workload == "conv2d":
-            row["Implied TFLOP/s"] = _implied_tflops(record)
-        table.append(row)
-    metric = found[0][1].metric
-    value_title = f"{escape(metric.name)} ({'higher' if metric.higher_is_better else 'lower'} is better)"
-    order = ["Machine", "Ran on", "Setting", "value", "Implied TFLOP/s", "Note", "Source"]
-    # Leave out columns that say nothing: no setting differs, no notes, a single source.
-    columns = [c for c in order if any(row.get(c) for row in table) and not (c == "Source" and len(sources) == 1)]
-    head = [value_title if c == "value" else c for c in columns]
-    rows = ["<tr>" + "".join(f"<td>{row.get(c, '')}</td>" for c in columns) + "</tr>" for row in table]
-    common = ", ".join(f"{k}={v}" for k, v in shared.items())
-    marks = [f"[{i}] " if len(sources) > 1 else "Source: " for i in range(1, len(sources) + 1)]
-    listed = "".join(f"<li>{mark}{_provenance_line(r, today)}</li>" for mark, r in zip(marks, sources))
-    details = "".join(f"<p>{mark}{escape(r.provenance.context or '')}</p>" for mark, r in zip(marks, sources))
-    return (
-        _table(head, rows)
-        + (f'<p style="{_META_STYLE}">Every row: {escape(common)}.</p>' if common else "")
-        + f'<ul style="{_META_STYLE}list-style:none;margin-left:0">{listed}</ul>'
-        + f'<details class="note"><summary>Original setting of these figures</summary>{details}</details>'
+    params = [{k: _plain(v) for k, v in params_of(r).items()} for r in records]
+    # Parameters every row shares are said once, under the table; rows show only what differs.
+    shared = {k: v for k, v in params[0].items() if all(p.get(k) == v for p in params)}
+    cited: list[Source] = []
+    keys: list[tuple[str, str]] = []
+    rows = []
+    for record, record_params in zip(records, params):
+        key = (record["source_url"], record["source_as_of"])
+        if key not in keys:
+            keys.append(key)
+            cited.append(_reported_source(record, today))
+        value = record["value"]
+        rows.append({
+            "machine": record["machine_label"],
+            "ran_on": record["device_name"] if isinstance(record["device_name"], str) else record["device"],
+            "setting": ", ".join(f"{k}={v}" for k, v in record_params.items() if k not in shared),
+            "value": "" if pd.isna(value) else _reported_text(value, record["unit"]),
+            "status": record["status"],
+            "derived": [derived_cells.get((record["record"], metric)) for metric in derived_heads],
+            "note": record["message"] if isinstance(record["message"], str) else "",
+            "source": keys.index(key) + 1,
+        })
+    first = records[0]
+    better = "higher" if first["higher_is_better"] else "lower"
+    return render(
+        "reported_table.html",
+        rows=rows,
+        value_title=f"{first['metric']} ({better} is better)",
+        derived_titles=[f"{metric[:1].upper()}{metric[1:]} ({unit})" for metric, unit in derived_heads.items()],
+        show_setting=any(row["setting"] for row in rows),
+        show_note=any(row["note"] for row in rows),
+        numbered=len(cited) > 1,
+        shared=", ".join(f"{k}={v}" for k, v in shared.items()),
+        sources=cited,
     )
 
 
-def _provenance_line(results: ResultsFile, today: date | None) -> str:
-    provenance = results.provenance
-    if provenance.source_url is None or provenance.as_of is None:
-        raise ValueError(f"reported results {results.run_id!r} lack a source URL or date")
-    return _source_html(provenance.source_url, provenance.as_of, age_flags(provenance.as_of, today), None, [])
-
-
-def _implied_tflops(record: MeasurementRecord) -> str:
-    if record.value is None or record.metric.unit != "ms":
-        return ""
-    tflops = conv2d_flops(record.params) / (record.value / 1000.0) / 1e12
-    return escape(f"{tflops:.3g}")
+def memory_units(run_id: str, *, today: date | None = None) -> str:
+    """A reported GPU memory size, spelled out in GiB and GB, to show why tools disagree."""
+    reported = _reported_rows()
+    found = reported[reported["run_id"] == run_id]
+    if not found.empty:
+        results = results_file(found["file"].iloc[0])
+        gpus = results.machine.accelerators.nvidia if results.machine.accelerators else []
+        sized = [gpu for gpu in gpus if gpu.memory_total_bytes]
+        if sized:
+            n = sized[0].memory_total_bytes or 0
+            return render(
+                "memory_units.html", machine=results.machine.label, gpu=sized[0].name,
+                gib=f"{n / 2**30:.2f}", mib=f"{n / 2**20:,.0f}", gb=f"{n / 1e9:.2f}",
+                source=_reported_source(found.iloc[0].to_dict(), today),
+            )
+    raise ValueError(f"no reported GPU memory size in {run_id!r} among the reported results")
 
 
 # --- Other data the guide pages show -------------------------------------------------------------
@@ -414,26 +353,8 @@ def bf16_table(names: list[str]) -> str:
         fact = spec.bf16_supported
         if fact is None:
             raise ValueError(f"accelerator {name!r} has no bf16_supported entry in benchlib/data/gpus.yaml")
-        answer = "yes" if fact.value else "no: use float16 with loss scaling"
-        flags = [Flag("unverified", "unverified")] if fact.status == "unverified" else []
-        source = _source_html(fact.source, str(fact.as_of), flags, fact.note, [])
-        rows.append(f"<tr><td>{escape(spec.name)}</td><td>{escape(answer)}</td><td>{source}</td></tr>")
-    return _table(["Accelerator", "bfloat16 in hardware", "Source"], rows)
-
-
-def memory_units(run_id: str, *, directory: Path = REPORTED_DIR) -> str:
-    """A reported GPU memory size, spelled out in GiB and GB, to show why tools disagree."""
-    for results in load_reported(directory):
-        if results.run_id != run_id:
-            continue
-        gpus = results.machine.accelerators.nvidia if results.machine.accelerators else []
-        sized = [gpu for gpu in gpus if gpu.memory_total_bytes]
-        if not sized:
-            break
-        n = sized[0].memory_total_bytes or 0
-        return (
-            f"<p>{escape(results.machine.label)}: {escape(sized[0].name)} with "
-            f"<strong>{n / 2**30:.2f} GiB</strong> = {n / 2**20:,.0f} MiB = <strong>{n / 1e9:.2f} GB</strong>. "
-            f"{_provenance_line(results, None)}</p>"
-        )
-    raise ValueError(f"no reported GPU memory size in {run_id!r} under {directory}")
+        # A hardware specification does not age, so it carries no stale mark.
+        flags = (Flag("unverified", "unverified"),) if fact.status == "unverified" else ()
+        rows.append({"name": spec.name, "bf16": bool(fact.value),
+                     "source": Source(str(fact.source), str(fact.as_of), flags, fact.note)})
+    return render("bf16_table.html", rows=rows)

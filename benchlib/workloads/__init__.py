@@ -10,8 +10,8 @@ checks (peak, device) to what comes back.
 A workload also declares how its records are shown, so charts, tables and the score need no
 knowledge of any workload: which `Chart` each metric goes on and what a bar's setting is
 (`Plot`), what it adds to the score (`ScorePart`), and figures derived from its records
-(`Ratio`, `Rate`). Records that other commands write (`benchlib max-batch`, `benchlib launch`) or
-that only sources report are declared the same way, with ``run=None``.
+(`Ratio`, `Rate`, `WorkRate`). Records that other commands write (`benchlib max-batch`,
+`benchlib launch`) or that only sources report are declared the same way, with ``run=None``.
 """
 
 from __future__ import annotations
@@ -117,6 +117,25 @@ class Rate:
     count: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class WorkRate:
+    """A derived figure: ``metric`` = ``work(params)`` / the ``of`` metric's time, times ``scale``.
+
+    For a timed operation whose amount of work follows from its params: the rate the time implies
+    (a convolution's floating-point operations per second). ``work`` returns None for params that
+    don't describe the operation; ``work_unit`` names what it counts. Unlike `Ratio` and `Rate`,
+    it is derived for invalid records too, which keep their status: the implied rate is what
+    shows a reader why such a time cannot be right.
+    """
+
+    metric: str
+    unit: str
+    of: str
+    work: Callable[[Mapping[str, Any]], float | None]
+    work_unit: str
+    scale: float = 1.0
+
+
 @dataclass
 class RunContext:
     """What a workload may know about the run: the device it must use and the machine it is on."""
@@ -147,7 +166,7 @@ class Workload:
     expected_s: dict[str, float] = field(default_factory=dict)
     plots: tuple[Plot, ...] = ()
     score: tuple[ScorePart, ...] = ()
-    derived: tuple[Ratio | Rate, ...] = ()
+    derived: tuple[Ratio | Rate | WorkRate, ...] = ()
     # Names this workload's records had in files older benchlibs wrote (Keras twins wrote "amp").
     formerly: tuple[str, ...] = ()
 

@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.timing import Timer
-from benchlib.workloads import Chart, Plot, RunContext, Workload, register
+from benchlib.workloads import Chart, Plot, RunContext, Workload, WorkRate, register
 from benchlib.workloads._record import stats_of
 
 METRIC = Metric(name="time", unit="ms", higher_is_better=False)
@@ -23,6 +24,20 @@ def shape_for(scale: float) -> dict[str, int]:
     shape["batch"] = max(1, round(SEED_SHAPE["batch"] * scale))
     shape["side"] = max(16, round(SEED_SHAPE["side"] * scale))
     return shape
+
+
+def flops(params: Mapping[str, Any]) -> float | None:
+    """Floating-point operations of one call (SAME padding), times the TPU shards that each ran it.
+
+    None when the params don't describe the convolution (a record without its shape).
+    """
+    try:
+        n, side, channels = (int(params[k]) for k in ("batch", "side", "channels"))
+        filters, kernel, stride = (int(params[k]) for k in ("filters", "kernel", "stride"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    out = -(-side // stride)
+    return 2.0 * n * out * out * filters * kernel * kernel * channels * int(params.get("shards", 1))
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -61,5 +76,7 @@ register(
         },
         run=run,
         plots=(Plot(Chart("conv2d", "Convolution forward time", "input"), "time", "batch {param_batch}, {param_side}×{param_side} px"),),
+        # What a reported time would mean if the convolution really ran: the seed's TPU figure can't.
+        derived=(WorkRate("implied throughput", "TFLOP/s", of="time", work=flops, work_unit="FLOP", scale=1e-12),),
     )
 )
