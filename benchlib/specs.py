@@ -234,6 +234,15 @@ class AcceleratorSpec(_Frozen):
         """Per-device peak memory bandwidth in GB/s, or None when unknown or ``unverified``."""
         return self._per_device(self.bandwidth_gbps)
 
+    def hourly_prices(self) -> list[CloudPrice]:
+        """Each cloud price for one accelerator (a slice's price over its units), cheapest first."""
+        per_unit = [
+            p.model_copy(update={"usd_per_hour": p.usd_per_hour / p.units, "units": 1,
+                                 "usd_per_hour_max": p.usd_per_hour_max / p.units if p.usd_per_hour_max else None})
+            for p in self.cloud_prices
+        ]
+        return sorted(per_unit, key=lambda p: p.usd_per_hour)
+
     def _per_device(self, figure: Fact[float] | None) -> float | None:
         if figure is None or not figure.usable_as_peak:
             return None

@@ -43,18 +43,17 @@ from benchlib.distributed.report import (
     scaling_efficiency,
 )
 from benchlib.distributed.topology import Interconnect, detect_interconnect
-from benchlib.results.plausibility import SCALING_EFFICIENCY
 from benchlib.results.schema import Crash, Machine, MeasurementRecord, Metric, ResultsFile, SkipReason
 from benchlib.results.store import write_results
 from benchlib.runner import RunOutcome, check, new_run_id
 from benchlib.timing import Measurement
 from benchlib.workloads._record import stats_of
+from benchlib.workloads.dp_scaling import EFFICIENCY
+from benchlib.workloads.dp_scaling import NAME as SCALING
 
 TRAIN = "dp-train"
-SCALING = "dp-scaling"
 ALLREDUCE = "allreduce"
 THROUGHPUT = Metric(name="throughput", unit="samples/s", higher_is_better=True)
-EFFICIENCY = Metric(name=SCALING_EFFICIENCY, unit="fraction of linear", higher_is_better=True)
 BUS_BANDWIDTH = Metric(name="bus bandwidth", unit="GB/s", higher_is_better=True)
 MODEL = "fashion-mnist-cnn"
 DEVICES = ("auto", "cpu", "cuda", "tpu")

@@ -357,10 +357,6 @@ def trial_runner(base: TrialRequest) -> Callable[[int], TrialOutcome]:
     return trial
 
 
-MAX_BATCH_METRIC = {"name": "max_batch", "unit": "samples", "higher_is_better": True}
-PEAK_METRIC = {"name": "peak_memory", "unit": "bytes", "higher_is_better": False}
-
-
 def _params(base: TrialRequest) -> dict[str, Any]:
     from benchlib.fit.models import get_model
 
@@ -375,12 +371,13 @@ def search_records(trials: list[TrialOutcome], base: TrialRequest, result: Searc
                    start: int, limit: int) -> list[Any]:
     """One ``peak_memory`` record per trial (out-of-memory ones included), then the ``max_batch``
     answer once the search is over (``result``)."""
-    from benchlib.results.schema import MeasurementRecord, Metric
+    from benchlib.results.schema import MeasurementRecord
+    from benchlib.workloads.max_batch import MAX_BATCH, NAME, PEAK_MEMORY
 
-    common = {"workload": "max_batch", "framework": "torch", "device": base.device, "dtype": base.dtype}
+    common = {"workload": NAME, "framework": "torch", "device": base.device, "dtype": base.dtype}
     records = [
         MeasurementRecord(
-            **common, device_name=t.device_name, metric=Metric(**PEAK_METRIC),
+            **common, device_name=t.device_name, metric=PEAK_MEMORY,
             params={**_params(base), "batch": t.batch, "trial": i, "peak_measure": t.peak_measure, **t.details},
             value=t.peak_bytes if t.status == "ok" else None, status=t.status, message=t.message, duration_s=t.seconds,
         )
@@ -399,7 +396,7 @@ def search_records(trials: list[TrialOutcome], base: TrialRequest, result: Searc
     status = "ok" if result.max_batch >= 1 else ("error" if result.stopped_by == "error" else "oom")
     records.append(
         MeasurementRecord(
-            **common, device_name=best.device_name if best else None, metric=Metric(**MAX_BATCH_METRIC),
+            **common, device_name=best.device_name if best else None, metric=MAX_BATCH,
             params={
                 **_params(base), "search": "doubling from the start batch, then bisection", "start_batch": start,
                 "batch_limit": limit, "first_oom_batch": result.first_oom, "stopped_by": result.stopped_by,

@@ -10,8 +10,9 @@ checks (peak, device) to what comes back.
 A workload also declares how its records are shown, so charts, tables and the score need no
 knowledge of any workload: which `Chart` each metric goes on and what a bar's setting is
 (`Plot`), what it adds to the score (`ScorePart`), and figures derived from its records
-(`Ratio`, `Rate`, `WorkRate`). Records that other commands write (`benchlib max-batch`,
-`benchlib launch`) or that only sources report are declared the same way, with ``run=None``.
+(`Ratio`, `Rate`, `WorkRate`, `PerDollar`, `Relative`). Records that other commands write
+(`benchlib max-batch`, `benchlib launch`) or that only sources report are declared the same
+way, with ``run=None``.
 """
 
 from __future__ import annotations
@@ -136,6 +137,32 @@ class WorkRate:
     scale: float = 1.0
 
 
+@dataclass(frozen=True)
+class PerDollar:
+    """A derived figure: ``metric`` = the ``of`` metric (a rate per second) x 3600 / an hourly price.
+
+    One figure for each cloud price of the record's accelerator in the specs, dated as the price is
+    (`benchlib.specs.AcceleratorSpec.hourly_prices`): work per dollar rented.
+    """
+
+    metric: str
+    unit: str
+    of: str
+
+
+@dataclass(frozen=True)
+class Relative:
+    """A derived figure: ``metric`` = a record's ``of`` value as a fraction of the best one (1 = the best).
+
+    The best is taken among the records that agree on ``same`` (frame columns), across files:
+    value / best where higher is better, best / value where lower is.
+    """
+
+    metric: str
+    of: str
+    same: tuple[str, ...]
+
+
 @dataclass
 class RunContext:
     """What a workload may know about the run: the device it must use and the machine it is on."""
@@ -166,7 +193,7 @@ class Workload:
     expected_s: dict[str, float] = field(default_factory=dict)
     plots: tuple[Plot, ...] = ()
     score: tuple[ScorePart, ...] = ()
-    derived: tuple[Ratio | Rate | WorkRate, ...] = ()
+    derived: tuple[Ratio | Rate | WorkRate | PerDollar | Relative, ...] = ()
     # Names this workload's records had in files older benchlibs wrote (Keras twins wrote "amp").
     formerly: tuple[str, ...] = ()
 

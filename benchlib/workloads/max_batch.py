@@ -1,0 +1,27 @@
+"""The largest batch that trains: written by ``benchlib max-batch``, or reported by sources.
+
+``benchlib max-batch`` searches for it on the device in front of you (`benchlib.fit.search`)
+and writes one ``max_batch`` record with the answer after its ``peak_memory`` trials; sources
+such as Lambda's 2020 tables report it per model and GPU. Not part of any suite.
+"""
+
+from __future__ import annotations
+
+from benchlib.results.schema import Metric
+from benchlib.workloads import Workload, register
+
+NAME = "max_batch"
+MAX_BATCH = Metric(name="max_batch", unit="samples", higher_is_better=True)
+PEAK_MEMORY = Metric(name="peak_memory", unit="bytes", higher_is_better=False)
+
+WORKLOAD = register(
+    Workload(
+        name=NAME,
+        framework="torch",
+        description="Largest batch that completes a training step (written by benchlib max-batch, or reported).",
+        metric=MAX_BATCH,
+        sizes={},
+        run=None,
+        suites=(),
+    )
+)

@@ -1,0 +1,37 @@
+"""Training throughput of a named model on one GPU, as sources report it: reported only.
+
+benchlib doesn't run these; the figures are carried as reported results files (Lambda's
+ResNet-50 table, the throughput in Lambda's 2020 memory tables), with the model in the record's
+``model`` param. The buying guide charts the ResNet-50 rows, compares each GPU with the fastest,
+and divides the mixed-precision rate by each dated cloud price.
+"""
+
+from __future__ import annotations
+
+from benchlib.results.schema import Metric
+from benchlib.workloads import Chart, PerDollar, Plot, Relative, Workload, register
+
+NAME = "training_throughput"
+THROUGHPUT = Metric(name="throughput", unit="images/s", higher_is_better=True)
+PER_DOLLAR = PerDollar("images per dollar", "images/$", of=THROUGHPUT.name)
+OF_FASTEST = Relative("relative to the fastest", of=THROUGHPUT.name, same=("dtype", "param_model"))
+RESNET50_CHART = Chart("resnet50-throughput", "ResNet-50 training throughput (reported)", "precision",
+                       axis_title="images/s", setting_order=("FP32", "AMP"))
+# Plotted on the buying guide, not on the Results page: these are declared here, not in `plots`.
+RESNET50 = Plot(RESNET50_CHART, THROUGHPUT.name, "{param_precision}", where={"param_model": "resnet50"})
+PRICE_CHART = Chart("price-performance", "Price-performance: ResNet-50 images per dollar", "price",
+                    axis_title="ResNet-50 training images per dollar", setting_order=("list price", "price range, low end"))
+PRICE_PERFORMANCE = Plot(PRICE_CHART, PER_DOLLAR.metric, "{price_kind}", where={"param_model": "resnet50", "dtype": "fp16"})
+
+WORKLOAD = register(
+    Workload(
+        name=NAME,
+        framework="torch",
+        description="Training images/s of a named model on one GPU, as sources report it (benchlib doesn't run it).",
+        metric=THROUGHPUT,
+        sizes={},
+        run=None,
+        suites=(),
+        derived=(OF_FASTEST, PER_DOLLAR),
+    )
+)
