@@ -25,7 +25,7 @@ from benchlib.results.schema import ResultsFile
 from benchlib.results.store import iter_result_paths, read_results
 from benchlib.site import sources
 from benchlib.site.sources import MEASURE_ENV, load_site_results, requested_suite, stop_build_on_invalid_results
-from benchlib.workloads import Plot, Rate, Ratio, WorkRate, all_workloads, owner
+from benchlib.workloads import PerDollar, Plot, Rate, Ratio, Relative, WorkRate, all_workloads, owner
 
 BUILD_MACHINE = "this build machine"
 MEASURED = "measured"
@@ -127,8 +127,12 @@ def _derived_rows(frame: pd.DataFrame) -> list[pd.DataFrame]:
                 made = _ratio(rows, rule)
             elif isinstance(rule, Rate):
                 made = _rate(rows, rule)
-            else:
+            elif isinstance(rule, WorkRate):
                 made = _work_rate(mine[mine["value"].notna()], rule)
+            elif isinstance(rule, PerDollar):
+                made = _per_dollar(rows, rule)
+            else:
+                made = _relative(rows, rule)
             if not made.empty:
                 out.append(made)
     return out
@@ -282,3 +286,47 @@ def results_file(path: str) -> ResultsFile:
 def _read_file(path: str, _mtime: int, _size: int) -> ResultsFile:
     with stop_build_on_invalid_results():
         return read_results(path)
+
+
+# --- more derive rules: what each declared rule class computes -----------------------------------
+
+SECONDS_PER_HOUR = 3600
+LIST_PRICE = "list price"
+RANGE_LOW_END = "price range, low end"
+
+
+def _per_dollar(rows: pd.DataFrame, rule: PerDollar) -> pd.DataFrame:
+    """One row per record and cloud price of its accelerator: work per dollar, with the ``price`` it is per."""
+    from benchlib.specs import find_accelerator
+
+    rows = rows[rows["metric"] == rule.of]
+    picked, prices = [], []
+    for index, name in zip(rows.index, rows["device_name"]):
+        spec = find_accelerator(name) if isinstance(name, str) else None
+        for price in spec.hourly_prices() if spec else []:
+            picked.append(index)
+            prices.append(price)
+    if not picked:
+        return rows.iloc[0:0]
+    made = rows.loc[picked].reset_index(drop=True)
+    per_hour = pd.Series([p.usd_per_hour for p in prices], dtype=float)
+    derived = [
+        f"{rule.of} {value:g} {unit} x {SECONDS_PER_HOUR} s / ${p.usd_per_hour:.2f} per hour ({p.provider}, {p.as_of})"
+        for value, unit, p in zip(made["value"], made["unit"], prices)
+    ]
+    return _blank_stats(made).assign(
+        value=made["value"] * SECONDS_PER_HOUR / per_hour, metric=rule.metric, unit=rule.unit, higher_is_better=True,
+        derived=derived, price=prices, price_kind=[RANGE_LOW_END if p.usd_per_hour_max else LIST_PRICE for p in prices],
+    )
+
+
+def _relative(rows: pd.DataFrame, rule: Relative) -> pd.DataFrame:
+    rows = rows[(rows["metric"] == rule.of) & (rows["value"] > 0)]
+    if rows.empty or not set(rule.same) <= set(rows.columns):
+        return rows.iloc[0:0]
+    groups = rows.groupby(list(rule.same), dropna=False)["value"]
+    higher = rows["higher_is_better"].astype(bool)
+    best = groups.transform("max").where(higher, groups.transform("min"))
+    value = (rows["value"] / best).where(higher, best / rows["value"])
+    derived = [f"{v:g} against the best {b:g}" for v, b in zip(rows["value"], best)]
+    return _blank_stats(rows).assign(value=value, metric=rule.metric, unit="of the best", derived=derived)
