@@ -12,6 +12,7 @@ and grid lines for Material's light and dark palettes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -153,3 +154,54 @@ def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container
 def chart_spec(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container") -> dict[str, Any]:
     """The chart as a validated Vega-Lite dict."""
     return bar_chart(rows, chart, width=width).to_dict(validate=True)
+
+
+# --- points: the one chart that is not bars ----------------------------------------------------
+
+SCATTER_HEIGHT = 360
+
+
+@dataclass(frozen=True)
+class Scatter:
+    """A chart of points: column ``x`` against column ``y``, each point named by column ``label``.
+
+    ``details`` are more columns the tooltip shows; ``log`` puts both axes on a log scale.
+    """
+
+    title: str
+    description: str
+    x: str
+    x_title: str
+    y: str
+    y_title: str
+    label: str
+    details: tuple[str, ...] = ()
+    log: bool = True
+
+
+def scatter_chart(rows: pd.DataFrame, scatter: Scatter, *, width: int | str = "container") -> alt.LayerChart:
+    """Labelled points of ``rows`` as ``scatter`` declares them."""
+    import altair as alt
+
+    if rows.empty:
+        raise ValueError(f"nothing to chart for {scatter.title!r}")
+    data = rows[[scatter.label, scatter.x, scatter.y, *scatter.details]]
+    scale = alt.Scale(type="log") if scatter.log else alt.Scale(zero=False)
+    base = alt.Chart(data).encode(
+        x=alt.X(f"{scatter.x}:Q", scale=scale, title=scatter.x_title),
+        y=alt.Y(f"{scatter.y}:Q", scale=scale, title=scatter.y_title),
+        tooltip=[alt.Tooltip(f"{scatter.label}:N"),
+                 *(alt.Tooltip(f"{c}:Q", format=",.4~r") for c in (scatter.x, scatter.y, *scatter.details))],
+    )
+    labels = base.mark_text(align="left", dx=6, fontSize=9).encode(text=f"{scatter.label}:N")
+    return (
+        alt.layer(base.mark_circle(size=60), labels)
+        .properties(width=width, height=SCATTER_HEIGHT, title=alt.Title(scatter.title, anchor="start"),
+                    description=scatter.description, background="transparent")
+        .configure_view(stroke=None)
+    )
+
+
+def scatter_spec(rows: pd.DataFrame, scatter: Scatter, *, width: int | str = "container") -> dict[str, Any]:
+    """The scatter as a validated Vega-Lite dict."""
+    return scatter_chart(rows, scatter, width=width).to_dict(validate=True)
