@@ -13,6 +13,7 @@ import pytest
 
 from benchlib.fit.predict import Predictor, memory_limit
 from benchlib.fit.search import SearchResult, TrialOutcome, TrialRequest, write_search
+from benchlib.paths import reported_dir
 from benchlib.results.load import load_results
 from benchlib.results.schema import Accelerators, GPUInfo, Machine, MeasurementRecord, Metric, Provenance, ResultsFile, Software
 from benchlib.results.store import write_results
@@ -88,13 +89,13 @@ def test_recommendation_tables_use_the_predictions_and_dated_prices(frame):
         assert f'<td data-model="{model}">{batch:,}</td>' in free
     assert "Colab" in free and "Kaggle" in free
     rent = blocks.rent_table(frame)
-    cheapest_t4 = blocks.cloud_prices("T4")[0]
+    cheapest_t4 = find_accelerator("T4").hourly_prices()[0]
     assert cheapest_t4.provider in rent and cheapest_t4.as_of in rent
 
 
 def test_lambda_throughput_figure_has_chart_fallback_table_and_source():
     html = blocks.resnet50_throughput()
-    reported = load_results(sorted(blocks.REPORTED_DIR.glob("lambda-dlbench-*.json")))
+    reported = load_results(sorted(reported_dir().glob("lambda-dlbench-*.json")))
     assert '<figure class="bench-chart"' in html and "<svg" in html
     spec = chart_spec(html)
     assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
@@ -105,9 +106,9 @@ def test_lambda_throughput_figure_has_chart_fallback_table_and_source():
 
 def test_price_performance_divides_reported_throughput_by_each_dated_price():
     html = blocks.price_performance()
-    reported = load_results(sorted(blocks.REPORTED_DIR.glob("lambda-dlbench-*.json")))
+    reported = load_results(sorted(reported_dir().glob("lambda-dlbench-*.json")))
     row = reported[(reported["device_name"] == "A10") & (reported["dtype"] == "fp16")].iloc[0]
-    price = blocks.cloud_prices("A10")[0]
+    price = find_accelerator("A10").hourly_prices()[0]
     assert f"{row['value'] * 3600 / price.usd_per_hour:,.0f}" in html
     assert price.as_of in html
 
@@ -122,8 +123,8 @@ def test_bandwidth_chart_leaves_out_unverified_peaks_but_lists_them():
 
 
 def test_lambda_2020_names_exactly_the_gpus_that_fit_every_model():
-    html = blocks.lambda_2020()
-    frame = load_results(sorted(blocks.REPORTED_DIR.glob("lambda-2020-*.json")))
+    html = blocks.reported_largest_batches()
+    frame = load_results(sorted(reported_dir().glob("lambda-2020-*.json")))
     frame = frame[frame["workload"] == "max_batch"]
     fits_all = [g for g, rows in frame.groupby("device_name") if (rows["status"] == "ok").all()]
     summary = re.search(r"only (.*?) could train every model", html).group(1)
@@ -132,8 +133,8 @@ def test_lambda_2020_names_exactly_the_gpus_that_fit_every_model():
 
 
 def test_lambda_2020_shows_a_dated_price_for_every_gpu():
-    html = blocks.lambda_2020()
-    frame = load_results(sorted(blocks.REPORTED_DIR.glob("lambda-2020-*.json")))
+    html = blocks.reported_largest_batches()
+    frame = load_results(sorted(reported_dir().glob("lambda-2020-*.json")))
     gpus = set(frame["device_name"])
     assert {"GeForce GTX 1080 Ti", "GeForce RTX 2070", "GeForce RTX 2080"} <= gpus  # once without a spec entry
     for gpu in gpus:
@@ -158,8 +159,9 @@ def test_reported_strings_are_escaped(tmp_path, monkeypatch):
                           methodology_version="reported", complete=True, machine=machine,
                           provenance=Provenance(kind="reported", source_url="https://example.org/?a=<b>", as_of=date(2020, 1, 1),
                                                 context=HOSTILE), measurements=[record])
-    write_results(results, tmp_path / "lambda-dlbench-hostile.json")
-    monkeypatch.setattr(blocks, "REPORTED_DIR", tmp_path)
+    write_results(results, tmp_path / "reported" / "lambda-dlbench-hostile.json")
+    monkeypatch.setenv("BENCHLIB_REPORTED_DIR", str(tmp_path / "reported"))
+    monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(tmp_path / "results"))
     html = blocks.resnet50_throughput()
     assert "<script>window" not in html
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html

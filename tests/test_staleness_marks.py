@@ -109,7 +109,7 @@ def _buying_guide_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
     yield "free_tiers", lambda: fit_blocks.free_tiers(frame)
     yield "rent_table", lambda: fit_blocks.rent_table(frame)
     yield "buy_table", lambda: fit_blocks.buy_table(frame)
-    yield "lambda_2020", fit_blocks.lambda_2020
+    yield "reported_largest_batches", fit_blocks.reported_largest_batches
     yield "advice_history", fit_blocks.advice_history
 
 
@@ -158,7 +158,7 @@ def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(buil
 def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) -> None:
     _, rendered = build
     for name in ("tier_table", "reported_table", "resnet50_throughput", "lambda_batches", "price_performance",
-                 "rent_table", "buy_table", "lambda_2020", "advice_history", "chart", "ChartsOnPage", "sources"):
+                 "rent_table", "buy_table", "reported_largest_batches", "advice_history", "chart", "ChartsOnPage", "sources"):
         assert any(dated_figures(html) for html in rendered[name]), name
 
 
@@ -170,7 +170,7 @@ def test_the_buying_guide_marks_lambdas_2024_throughput_only_once_it_is_a_year_o
     ]
     assert len(lambda_2024) >= 3  # the throughput chart, the batch check and the price chart
     assert all(lambda_2024) if today == LATEST else not any(lambda_2024)
-    prices_2020 = [marked for html in rendered["lambda_2020"] for as_of, marked in dated_figures(html) if as_of.startswith("2020")]
+    prices_2020 = [marked for html in rendered["reported_largest_batches"] for as_of, marked in dated_figures(html) if as_of.startswith("2020")]
     assert prices_2020 and all(prices_2020)
 
 
