@@ -20,8 +20,10 @@ from benchlib.distributed.topology import Interconnect
 from benchlib.results.load import load_results
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import write_results
-from benchlib.site.scaling import chart_spec, make_chart, scaling_html, scaling_rows
-from benchlib.site.sources import SiteData
+from benchlib.site.data import SiteData, chart_frames, derive
+from benchlib.site.scaling import chart_rows, scaling_html, scaling_rows
+from benchlib.workloads.dp_scaling import CHART
+from benchlib.charts import bar_chart, chart_spec  # after benchlib.site: imported first, it cycles through it
 
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")
@@ -50,7 +52,8 @@ def write(folder: Path, machine, records, run_id: str) -> None:
 
 
 def data(folder: Path) -> SiteData:
-    return SiteData(frame=load_results(folder), results_dir=folder, build_files=frozenset())
+    frame = derive(load_results(folder))
+    return SiteData(frame=frame, charts=chart_frames(frame), results_dir=folder, build_files=frozenset())
 
 
 @pytest.fixture
@@ -66,15 +69,16 @@ def test_no_results_gives_the_how_to_note(tmp_path):
 
 def test_valid_efficiency_is_charted_with_spec_fallback_and_table(tmp_path, kaggle):
     write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.125), "20261120T000000Z-aaaaaa")
-    rows = scaling_rows(load_results(tmp_path))
-    (row,) = rows.itertuples()
-    assert row.value == pytest.approx(0.8) and row.speedup == pytest.approx(1.6)
-    assert (row.engine, row.backend, row.interconnect, row.world_size) == ("torch", "nccl", "pcie", 2)
-    assert row.setup == "Kaggle · 2× Tesla T4 <b> · PyTorch DDP · 2 devices" and row.label == "80% (1.60× speedup)"
+    rows = scaling_rows(data(tmp_path))
+    (row,) = chart_rows(rows).itertuples()
+    assert row.value == pytest.approx(0.8) and row.param_speedup == pytest.approx(1.6)
+    assert (row.param_engine, row.param_backend, row.param_interconnect, row.param_world_size) == ("torch", "nccl", "pcie", 2)
+    assert row.subject == "Kaggle · 2× Tesla T4 <b>" and row.setting == "PyTorch · 2 devices · pcie"
+    assert row.label == "80% (1.60× speedup)"
 
     out = scaling_html(data(tmp_path))
     view = re.search(r'class="bench-chart__view"[^>]*data-spec="([^"]*)"', out)
-    assert json.loads(html.unescape(view.group(1))) == chart_spec(rows)
+    assert json.loads(html.unescape(view.group(1))) == chart_spec(chart_rows(rows), CHART)
     assert '<div class="bench-chart__fallback"' in out and "<svg" in out
     assert "Kaggle · 2× Tesla T4 &lt;b&gt;" in out and "<b>" not in out  # labels are data, never markup
     assert "<td>80.0%</td>" in out and "<td>1.60</td>" in out
@@ -83,23 +87,23 @@ def test_valid_efficiency_is_charted_with_spec_fallback_and_table(tmp_path, kagg
 
 def test_chart_spec_is_valid_vega_lite_with_a_linear_rule(tmp_path, kaggle):
     write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.125), "20261120T000000Z-aaaaaa")
-    spec = make_chart(scaling_rows(load_results(tmp_path))).to_dict(validate=True)
+    spec = bar_chart(chart_rows(scaling_rows(data(tmp_path))), CHART).to_dict(validate=True)
     marks = [layer["mark"]["type"] for layer in spec["layer"]]
-    assert marks == ["bar", "text", "rule", "text"]
-    assert spec["layer"][0]["encoding"]["x"]["axis"]["format"] == "%"
+    assert marks == ["bar", "text", "rule"]
+    assert "1 = linear scaling" in spec["layer"][0]["encoding"]["x"]["title"]
     datasets = spec["datasets"].values()
-    assert [{"at": 1.0, "what": "linear"}] in list(datasets)
+    assert [{"at": 1.0}] in list(datasets)
 
 
 def test_faster_than_linear_is_listed_not_drawn(tmp_path, kaggle):
     write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.125), "20261120T000000Z-aaaaaa")
     write(tmp_path, kaggle, launch_records(kaggle, one_s=0.10, two_s=0.05), "20261120T010000Z-bbbbbb")
-    rows = scaling_rows(load_results(tmp_path))
+    rows = scaling_rows(data(tmp_path))
     assert sorted(rows["status"]) == ["invalid", "ok"]
     out = scaling_html(data(tmp_path))
     assert "1 measurement(s) marked invalid are not drawn" in out
-    spec = chart_spec(rows)
-    (plotted,) = [d for d in spec["datasets"].values() if d and "setup" in d[0]]
+    spec = chart_spec(chart_rows(rows), CHART)
+    (plotted,) = [d for d in spec["datasets"].values() if d and "subject" in d[0]]
     assert [d["value"] for d in plotted] == [pytest.approx(0.8)]
     assert "<td>200.0%</td>" in out and "scaling efficiency" in out  # kept, with the reason
 

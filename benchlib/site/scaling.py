@@ -1,187 +1,95 @@
-"""The scaling-efficiency chart of the "More than one GPU" page, from ``dp-scaling`` results.
+"""The scaling-efficiency chart of the "More than one GPU" page, from `benchlib launch` results.
 
-A page calls ``print(scaling_chart())`` in a markdown-exec block. Each bar is one launch of
-``benchlib launch``: N-device throughput over N times the one-device throughput, both measured
-in that launch; 100 % is linear scaling. Only valid ('ok') records are drawn: the plausibility
-checks mark an efficiency above 1.1 invalid, and the data table under the chart lists those with
-the reason. Results with no ``dp-scaling`` record give a note on how to measure one instead.
+A page calls ``print(scaling_chart())`` in a markdown-exec block. Each bar is one launch: N-device
+throughput over N times the one-device throughput, both measured in that launch; 1 is linear
+scaling. The records and the chart are declared by `benchlib.workloads.dp_scaling`. Only valid
+('ok') records are drawn: the plausibility checks mark an efficiency above 1.1 invalid, and the
+data table under the chart lists those with the reason. Without a valid record the block says
+how to measure one.
 """
 
 from __future__ import annotations
 
-import json
-from html import escape
-from typing import TYPE_CHECKING, Any
-
 import pandas as pd
 
-from benchlib.distributed.launch import SCALING
-from benchlib.site.figures import STATIC_WIDTH, chart_figure
-from benchlib.site.sources import SiteData, site_data
+from benchlib.charts import chart_spec, plotted_rows
+from benchlib.results.load import PARAM_PREFIX
+from benchlib.site.data import SiteData, plot_rows, site_data
+from benchlib.site.figures import STATIC_WIDTH, figure_context
+from benchlib.site.render import render
+from benchlib.workloads import dp_scaling
 
-if TYPE_CHECKING:
-    import altair as alt
-
-TITLE = "Scaling efficiency of data-parallel training"
-PARAMS = ("engine", "backend", "world_size", "interconnect", "baseline_samples_per_s", "samples_per_s", "speedup", "size")
-NUMERIC_PARAMS = ("world_size", "baseline_samples_per_s", "samples_per_s", "speedup")
-ENGINE_NAMES = {"torch": "PyTorch DDP", "tf": "TensorFlow", "jax": "JAX"}
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def scaling_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per ``dp-scaling`` record, its params spread into columns, with a bar label."""
-    rows = frame[frame["workload"] == SCALING].copy()
-    if rows.empty:
-        return rows.reindex(columns=[*rows.columns, *PARAMS, "date", "setup", "label"])
-    params = [json.loads(p) for p in rows["params"]]
-    for key in PARAMS:
-        rows[key] = [p.get(key) if isinstance(p, dict) else None for p in params]
-    # params come from files anyone can contribute: a non-number here must not break the build.
-    for key in NUMERIC_PARAMS:
-        rows[key] = pd.to_numeric(rows[key].map(lambda v: v if isinstance(v, (int, float)) else None), errors="coerce")
-    rows["date"] = rows["created"].dt.strftime("%Y-%m-%d")
-    rows["setup"] = [
-        f"{r.machine_label} · {ENGINE_NAMES.get(r.engine, r.engine)} · {r.world_size} devices"
-        for r in rows.itertuples()
-    ]
-    rows["label"] = [
-        f"{v:.0%} ({s:.2f}× speedup)" if pd.notna(v) else "" for v, s in zip(rows["value"], rows["speedup"])
-    ]
-    return rows.sort_values("created")
-
-
-def make_chart(rows: pd.DataFrame, *, width: int | str = "container") -> alt.LayerChart:
-    """Horizontal bars of efficiency per setup (valid records only) and a rule at linear scaling."""
-    import altair as alt
-
-    plotted = rows[rows["status"] == "ok"].drop_duplicates("setup", keep="last")
-    if plotted.empty:
-        raise ValueError("no valid dp-scaling measurements to chart")
-    data = plotted[["setup", "value", "label", "backend", "interconnect", "speedup", "date"]]
-    domain_max = max(1.25, float(plotted["value"].max()) * 1.35)  # room for the labels right of the bars
-    x = alt.X("value:Q", title="efficiency (100 % = linear scaling)", axis=alt.Axis(format="%"),
-              scale=alt.Scale(domain=[0, domain_max]))
-    y = alt.Y("setup:N", title=None, sort=list(plotted["setup"]), axis=alt.Axis(labelLimit=360))
-    tooltip = [
-        alt.Tooltip("setup:N", title="setup"),
-        alt.Tooltip("value:Q", title="efficiency", format=".1%"),
-        alt.Tooltip("speedup:Q", title="speedup", format=".2f"),
-        alt.Tooltip("backend:N"),
-        alt.Tooltip("interconnect:N"),
-        alt.Tooltip("date:N"),
-    ]
-    base = alt.Chart(data).encode(x=x, y=y, tooltip=tooltip)
-    bars = base.mark_bar().encode(
-        color=alt.Color("interconnect:N", title="link between devices", legend=alt.Legend(orient="top")),
-    )
-    labels = base.mark_text(align="left", baseline="middle", dx=4, fontSize=10).encode(text="label:N")
-    linear = alt.Chart(pd.DataFrame({"at": [1.0], "what": ["linear"]}))
-    rule = linear.mark_rule(strokeDash=[4, 3]).encode(x="at:Q", tooltip=[alt.Tooltip("what:N")])
-    rule_text = linear.mark_text(align="left", baseline="bottom", dx=3, fontSize=10).encode(
-        x="at:Q", y=alt.value(0), text="what:N"
-    )
-    return (
-        alt.layer(bars, labels, rule, rule_text)
-        .properties(
-            width=width, height={"step": 22},
-            title=alt.Title(TITLE, subtitle="N devices against 1 in the same launch; higher is better", anchor="start"),
-            description=f"{TITLE}: efficiency per machine, framework and device count (100 % is linear).",
-            background="transparent",
-        )
-        .configure_view(stroke=None)
-    )
-
-
-def chart_spec(rows: pd.DataFrame, *, width: int | str = "container") -> dict[str, Any]:
-    """The chart as a validated Vega-Lite dict."""
-    return make_chart(rows, width=width).to_dict(validate=True)
+HEAD = ["Machine", "Framework", "Backend", "Link", "Devices", "1 device (samples/s)", "N devices (samples/s)",
+        "Speedup", "Efficiency", "Size", "Date", "Status"]
 
 
 def _number(value: object, fmt: str) -> str:
-    return format(value, fmt) if value is not None and pd.notna(value) else ""
+    # Params come from files anyone can contribute: a non-number there is shown as nothing.
+    return format(value, fmt) if isinstance(value, (int, float)) and not isinstance(value, bool) and pd.notna(value) else ""
 
 
-def _table(rows: pd.DataFrame) -> str:
-    head = ["Machine", "Framework", "Backend", "Link", "Devices", "1 device (samples/s)", "N devices (samples/s)",
-            "Speedup", "Efficiency", "Size", "Date", "Status"]
-    body = []
-    for _, r in rows.iterrows():
-        status = r["status"] + (f": {r['message']}" if isinstance(r["message"], str) and r["message"] else "")
-        cells = [r["machine_label"], ENGINE_NAMES.get(r["engine"], r["engine"]), r["backend"], r["interconnect"],
-                 r["world_size"], _number(r["baseline_samples_per_s"], ".4g"), _number(r["samples_per_s"], ".4g"),
-                 _number(r["speedup"], ".2f"), _number(r["value"], ".1%"), r["size"], r["date"], status]
-        body.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
-    header = "".join(f"<th>{_e(h)}</th>" for h in head)
-    return (
-        '<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
-        f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody></table></div></div>"
-    )
+def _text(value: object) -> str:
+    return "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
 
 
-def _provenance(rows: pd.DataFrame) -> str:
-    items = []
-    for label, g in rows.groupby("machine_label", sort=False):
-        first = g.iloc[-1]
+def scaling_rows(data: SiteData) -> pd.DataFrame:
+    """Every scaling record, oldest first, as the chart declares it (subject, setting)."""
+    return plot_rows(data.frame, dp_scaling.PLOT, dp_scaling.NAME).sort_values("created")
+
+
+def chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The bars: valid records, the newest per machine and setup, labelled with efficiency and speedup."""
+    plotted = plotted_rows(rows, dp_scaling.CHART)
+    plotted["label"] = [
+        f"{value:.0%}" + (f" ({speedup:.2f}× speedup)" if _number(speedup, ".2f") else "")
+        for value, speedup in zip(plotted["value"], plotted.get(f"{PARAM_PREFIX}speedup", pd.Series(None, index=plotted.index)))
+    ]
+    return plotted
+
+
+def _table(rows: pd.DataFrame) -> list[list[str]]:
+    def column(name: str) -> pd.Series:
+        return rows.get(f"{PARAM_PREFIX}{name}", pd.Series(None, index=rows.index, dtype=object))
+
+    return [
+        [r["machine_label"], r["framework_name"], _text(backend), _text(link), _number(world, ".0f"),
+         _number(base, ".4g"), _number(scaled, ".4g"), _number(speedup, ".2f"), _number(r["value"], ".1%"),
+         _text(size), r["date"], r["status"] + (f": {r['message']}" if isinstance(r["message"], str) and r["message"] else "")]
+        for r, backend, link, world, base, scaled, speedup, size in zip(
+            rows.to_dict("records"), column("backend"), column("interconnect"), column("world_size"),
+            column("baseline_samples_per_s"), column("samples_per_s"), column("speedup"), column("size"))
+    ]
+
+
+def _provenance(rows: pd.DataFrame) -> list[dict[str, str]]:
+    """Per machine: when it was measured, by which benchlib, with which framework versions."""
+    out = []
+    for label, group in rows.groupby("machine_label", sort=False):
+        last = group.iloc[-1]
         versions = ", ".join(
-            f"{name} {first[col]}" for name, col in (("torch", "torch_version"), ("TensorFlow", "tf_version"),
-                                                     ("Python", "python_version"))
-            if isinstance(first[col], str) and first[col]
+            f"{name} {last[col]}" for name, col in (("torch", "torch_version"), ("TensorFlow", "tf_version"),
+                                                    ("Python", "python_version"))
+            if isinstance(last[col], str) and last[col]
         )
-        dates = sorted(set(g["date"]))
-        when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
-        items.append(f"<li><strong>{_e(label)}</strong>: measured {_e(when)} by benchlib "
-                     f"{_e(first['benchlib_version'])}; {_e(versions)}</li>")
-    return f'<ul class="bench-chart__sources">{"".join(items)}</ul>'
-
-
-def empty_note(invalid: int = 0) -> str:
-    """What to do when there is nothing to draw: no scaling record at all, or only invalid ones."""
-    if invalid:
-        title = "No valid multi-device measurements yet"
-        found = f"The results hold {invalid} scaling measurement(s), all marked invalid (see the table below)."
-    else:
-        title = "No multi-device measurements yet"
-        found = "No results file has a scaling measurement."
-    return (
-        f'<div class="admonition info bench-chart bench-chart--empty" data-chart="{SCALING}">'
-        f'<p class="admonition-title">{title}</p>'
-        f"<p>{found} To add one, run <code>benchlib launch</code> on a machine with two or more devices (on Kaggle, "
-        "choose <em>GPU T4 x2</em>): it trains on one device, then on all of them, and writes a results file. "
-        "Copy that file into the repository's <code>results/</code> folder and rebuild the site.</p></div>"
-    )
+        dates = sorted(set(group["date"]))
+        out.append({"machine": label, "when": dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}",
+                    "benchlib": last["benchlib_version"], "versions": versions})
+    return out
 
 
 def scaling_html(data: SiteData) -> str:
-    """The chart block: figure with interactive chart and static SVG, provenance, data table."""
-
-    rows = scaling_rows(data.frame)
-    if rows.empty:
-        return empty_note()
-    details = (
-        f'<details class="note bench-chart__data"><summary>Data behind the scaling chart ({len(rows)} launch(es))'
-        f"</summary>{_table(rows)}</details>"
-    )
+    """The chart block: figure with interactive chart and static SVG, provenance, data table; or how to measure."""
+    chart = dp_scaling.CHART
+    rows = scaling_rows(data)
+    table = _table(rows)
+    plotted = chart_rows(rows) if not rows.empty else rows
+    if plotted.empty:
+        return render("scaling_empty.html", chart=chart, invalid=len(rows), head=HEAD, rows=table)
     ok = rows[rows["status"] == "ok"]
-    if ok.empty:
-        return empty_note(invalid=len(rows)) + details
-    left_out = len(rows) - len(ok)
-    note = (
-        f'<p class="bench-chart__note">{left_out} measurement(s) marked invalid are not drawn; '
-        "the table below gives the reason.</p>"
-        if left_out else ""
-    )
-    caption = (
-        f"<p>{_e(TITLE)}: each bar is one <code>benchlib launch</code>, N devices against one. "
-        f"Each number comes from a results file:</p>{_provenance(ok)}"
-    )
-    return (
-        chart_figure(SCALING, chart_spec(rows), chart_spec(rows, width=STATIC_WIDTH), caption)
-        + note
-        + details
+    return render(
+        "scaling.html", chart=chart,
+        **figure_context(chart.id, chart_spec(plotted, chart), chart_spec(plotted, chart, width=STATIC_WIDTH)),
+        machines=_provenance(ok), left_out=len(rows) - len(ok), head=HEAD, rows=table,
     )
 
 
