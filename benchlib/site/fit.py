@@ -172,6 +172,13 @@ def _sourced(text: str, fact: Any, *, ages: bool = True, note: bool = True) -> d
 # ----------------------------------------------------------------------------- what fits
 
 
+def _matrix_cell(frame: pd.DataFrame, gpu: str, model: str) -> dict[str, Any]:
+    batches = _batches(frame, gpu, model)
+    return {"model": model, "batches": [
+        {"dtype": dtype, "value": batches.get(dtype), "text": _batch_text(batches.get(dtype))} for dtype in MATRIX_DTYPES
+    ]}
+
+
 def what_fits(frame: pd.DataFrame | None = None) -> str:
     """The matrix: GPUs (grouped by usable memory) × models, predicted largest batch in fp32 / fp16."""
     import torch
@@ -187,13 +194,7 @@ def what_fits(frame: pd.DataFrame | None = None) -> str:
         {
             "gpus": ", ".join(d.name for d in devices), "gpu": devices[0].name, "memory": devices[0],
             "usable": format_bytes(devices[0].usable_bytes), "rule": devices[0].basis.removeprefix("rule: "),
-            "cells": [
-                {"model": model, "batches": [
-                    {"dtype": dtype, "value": batch, "text": _batch_text(batch)}
-                    for dtype in MATRIX_DTYPES for batch in [_batches(frame, devices[0].name, model).get(dtype)]
-                ]}
-                for model in models
-            ],
+            "cells": [_matrix_cell(frame, devices[0].name, model) for model in models],
         }
         for devices in groups.values()
     ]
@@ -239,7 +240,7 @@ def resnet50_throughput(data: SiteData | None = None) -> str:
     settings = [s for s in chart.setting_order if s in set(plotted["setting"])]
     figures = {(r["subject"], r["setting"]): r for r in plotted.to_dict("records")}
     relative = {(r["subject"], r["setting"]): r["value"] for r in of_fastest.to_dict("records")}
-    # Fastest first, by the last setting (mixed precision), as the chart orders its bars.
+    # Fastest first, as the chart orders its bands.
     order = sorted(dict.fromkeys(plotted["subject"]), key=lambda g: -max(plotted.loc[plotted["subject"] == g, "value"]))
     table = [
         [gpu]
