@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
+from types import SimpleNamespace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ import pandas as pd
 import yaml
 
 import benchlib
-from benchlib.charts import Scatter, chart_spec, plotted_rows, scatter_spec
+from benchlib.charts import Scatter, chart_spec, plotted_rows, scatter_spec, value_text
 from benchlib.fit.models import MODELS, get_model
 from benchlib.fit.predict import (
     ALLOCATOR_OVERHEAD,
@@ -44,7 +45,8 @@ from benchlib.probe.units import format_bytes
 from benchlib.results.load import params_of
 from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
 from benchlib.site.figures import STATIC_WIDTH, figure_context
-from benchlib.site.render import render, value_text
+from benchlib.site.platforms import Source, fact_flags
+from benchlib.site.render import render
 from benchlib.specs import find_accelerator, load_accelerators
 from benchlib.workloads import Plot, charts
 from benchlib.workloads import max_batch as max_batch_records
@@ -161,12 +163,20 @@ def _price_text(price: Any) -> str:
     return f"${price.usd_per_hour:.2f}{top}/h"
 
 
+def _cited(fact: Any, *, ages: bool = True, note: bool = True) -> Source:
+    """Where ``fact`` comes from (a spec figure, a price, a platform fact or a claim), as the pages cite it.
+
+    Its status badge always; the stale badge only where the fact can age: a chip's specification
+    (``ages=False``) does not, prices, reported figures and advice do.
+    """
+    flags = [flag for flag in fact_flags(fact) if ages or flag.kind != "stale"]
+    return Source(str(fact.source), str(fact.as_of), tuple(flags), getattr(fact, "note", None) if note else None,
+                  tuple(str(url) for url in getattr(fact, "see_also", ())))
+
+
 def _sourced(text: str, fact: Any, *, ages: bool = True, note: bool = True) -> dict[str, Any]:
-    """A table cell: ``text`` over the source line of ``fact`` (a spec figure, a price or a platform fact)."""
-    return {
-        "text": text, "url": fact.source, "as_of": fact.as_of, "status": fact.status,
-        "note": fact.note if note else None, "also": list(getattr(fact, "see_also", [])), "ages": ages,
-    }
+    """A table cell: ``text`` over the source line of ``fact``."""
+    return {"text": text, "source": _cited(fact, ages=ages, note=note)}
 
 
 # ----------------------------------------------------------------------------- what fits
@@ -192,8 +202,10 @@ def what_fits(frame: pd.DataFrame | None = None) -> str:
         groups.setdefault((device.usable_bytes, device.basis, device.status), []).append(device)
     rows = [
         {
-            "gpus": ", ".join(d.name for d in devices), "gpu": devices[0].name, "memory": devices[0],
-            "usable": format_bytes(devices[0].usable_bytes), "rule": devices[0].basis.removeprefix("rule: "),
+            "gpus": ", ".join(d.name for d in devices), "gpu": devices[0].name, "basis": devices[0].basis,
+            "usable": format_bytes(devices[0].usable_bytes), "estimated": devices[0].status == "estimated",
+            "rule": devices[0].basis.removeprefix("rule: "),
+            "source": _cited(devices[0], ages=False) if devices[0].source else None,
             "cells": [_matrix_cell(frame, devices[0].name, model) for model in models],
         }
         for devices in groups.values()
@@ -498,4 +510,9 @@ def reported_largest_batches(data: SiteData | None = None) -> str:
 def advice_history() -> str:
     """Dated advice from others (history.yaml), each claim with its source, date and status."""
     guides = yaml.safe_load(HISTORY_FILE.read_text(encoding="utf-8"))["guides"]
-    return render("buying_advice.html", guides=guides)
+    shown = [
+        {"id": g["id"], "title": g["title"],
+         "claims": [{"value": c["value"], "source": _cited(SimpleNamespace(**c))} for c in g["claims"]]}
+        for g in guides
+    ]
+    return render("buying_advice.html", guides=shown)
