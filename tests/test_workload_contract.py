@@ -8,7 +8,7 @@ import pytest
 
 from benchlib.results.load import COLUMNS, PARAM_PREFIX
 from benchlib.site.data import FRAMEWORK_NAMES
-from benchlib.workloads import SIZES, Rate, Ratio, Workload, all_workloads
+from benchlib.workloads import SIZES, PerDollar, Rate, Ratio, Relative, Workload, WorkRate, all_workloads
 
 WORKLOADS = all_workloads()
 # What a setting format or a rule may name: a results frame column, a param, or the framework's name.
@@ -41,8 +41,12 @@ def test_its_charts_name_only_fields_a_results_frame_has(workload: Workload) -> 
     for rule in workload.derived:
         if isinstance(rule, Ratio):
             assert _names_a_frame_field(rule.over) and all(_names_a_frame_field(c) for c in rule.same)
+        elif isinstance(rule, Relative):
+            assert all(_names_a_frame_field(c) for c in rule.same)
+        elif isinstance(rule, Rate):
+            assert rule.count
         else:
-            assert isinstance(rule, Rate) and rule.count
+            assert isinstance(rule, (WorkRate, PerDollar)) and rule.of
 
 
 def test_a_chart_id_is_one_chart() -> None:
