@@ -20,10 +20,10 @@ from benchlib.distributed.topology import Interconnect
 from benchlib.results.load import load_results
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import write_results
+from benchlib.charts import bar_chart, chart_spec
 from benchlib.site.data import SiteData, chart_frames, derive
 from benchlib.site.scaling import chart_rows, scaling_html, scaling_rows
 from benchlib.workloads.dp_scaling import CHART
-from benchlib.charts import bar_chart, chart_spec  # after benchlib.site: imported first, it cycles through it
 
 pytest.importorskip("altair")
 pytest.importorskip("vl_convert")
