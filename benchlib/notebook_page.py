@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import benchlib
-from benchlib.site.sources import project_root
+from benchlib.paths import project_root
 
 CACHE_FOLDER = Path(".cache") / "notebooks"
 # The first kind a notebook output has, in this order, is what the page shows.

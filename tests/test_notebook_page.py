@@ -19,6 +19,7 @@ from benchlib.notebook_page import (
     notebook_markdown,
     notebook_to_markdown,
 )
+from benchlib import paths
 from benchlib.site import sources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,5 +148,7 @@ def test_the_variables_the_blocks_read_are_in_the_config_zensical_compares():
     """Zensical reuses a rendered page while mkdocs.yml is unchanged: the variables must be in it."""
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     block_inputs = text.split("\n  block_inputs:\n", 1)[1].split("\n\n", 1)[0]
-    for variable in (sources.RESULTS_ENV, sources.MEASURE_ENV):
-        assert f"!ENV [{variable}, " in block_inputs
+    variables = {value for module in (paths, sources) for name, value in vars(module).items() if name.endswith("_ENV")}
+    assert {"BENCHLIB_RESULTS_DIR", "BENCHLIB_MEASURE"} <= variables
+    for variable in sorted(variables):
+        assert f"!ENV [{variable}, " in block_inputs, f"{variable} is not under extra: block_inputs: in mkdocs.yml"
