@@ -1,6 +1,6 @@
 """Hostile strings in results files are data, never markup: nothing they carry runs in the browser.
 
-The site is built (``mkdocs build --strict``, as in conftest) from results files whose every
+The site is built (by MkDocs and by Zensical, as in conftest) from results files whose every
 free-text field carries a payload: ``<script>``, ``<img onerror>``, ``<svg onload>``, a markdown
 link and ``javascript:`` URLs, as machine label and id, device name, dtype, params, message,
 software versions and a reported source's URL and context. Each payload would set
@@ -11,15 +11,7 @@ up as visible text.
 
 from __future__ import annotations
 
-import functools
-import os
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
 from datetime import date, datetime, timezone
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import urljoin
 from xml.etree import ElementTree
 
@@ -41,7 +33,6 @@ from benchlib.results.store import read_results, write_results
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
 CHART_TIMEOUT_MS = 15_000
 
 SCRIPT = "<script>window.__pwned='script';alert('script')</script>"
@@ -107,31 +98,13 @@ def hostile_files() -> dict[str, ResultsFile]:
     }
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
-def hostile_site(tmp_path_factory) -> Iterator[str]:
+def hostile_site(builder, serve_build, tmp_path_factory) -> str:
     """The site built from the hostile results only (no build-machine measurement), served on 127.0.0.1."""
     results = tmp_path_factory.mktemp("hostile-results")
     for rel, data in hostile_files().items():
         write_results(data, results / rel)
-    site_dir = tmp_path_factory.mktemp("hostile-site")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site_dir)))
-    origin = f"http://127.0.0.1:{server.server_port}/"
-    env = {**os.environ, "SITE_URL": origin, "BENCHLIB_RESULTS_DIR": str(results), "BENCHLIB_MEASURE": "0",
-           "NO_MKDOCS_2_WARNING": "1"}
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    if run.returncode != 0:
-        pytest.fail(f"mkdocs build --strict with hostile results failed:\n{(run.stdout + run.stderr)[-6000:]}", pytrace=False)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield origin
-    server.shutdown()
-    server.server_close()
+    return serve_build(builder, results, measure="0")
 
 
 def test_the_hostile_files_are_valid_results(tmp_path):

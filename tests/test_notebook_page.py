@@ -1,0 +1,154 @@
+"""The notebook page: a notebook rendered as Markdown at build time, the same for MkDocs and Zensical."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from benchlib.notebook_page import (
+    NotebookError,
+    NotebookStopsTheBuild,
+    _stop,
+    executed_notebook,
+    notebook_markdown,
+    notebook_to_markdown,
+)
+from benchlib import paths
+from benchlib.site import sources
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "notebooks" / "run-benchlib.md"
+NOTEBOOK = "notebooks/run-benchlib.ipynb"
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+DATAFRAME = ('<div>\n<style scoped>\n    .dataframe tbody tr th { vertical-align: top; }\n\n</style>\n'
+             '<table border="1" class="dataframe">\n  <tr><th>a</th></tr>\n\n  <tr><td>1</td></tr>\n</table>\n</div>')
+
+
+def config() -> dict:
+    """mkdocs.yml with each !ENV as its fallback and each Python name as its text."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!ENV", lambda loader, node: loader.construct_sequence(node)[-1])
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: suffix)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+
+
+def write_notebook(path: Path, *cells) -> Path:
+    nb = new_notebook(cells=list(cells))
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path.write_text(nbformat.writes(nb), encoding="utf-8")
+    return path
+
+
+def test_cells_and_outputs_become_the_pages_markdown_in_order():
+    code = new_code_cell("print('```')", outputs=[new_output("stream", name="stdout", text="\x1b[31m```\x1b[0m\n")])
+    table = new_code_cell("df", outputs=[new_output("execute_result", data={"text/html": DATAFRAME, "text/plain": "a 1"})])
+    image = new_code_cell("plot()", outputs=[new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})])
+    plain = new_code_cell("1 + 1", outputs=[new_output("execute_result", data={"text/plain": "2"})])
+    nb = new_notebook(cells=[new_markdown_cell("# Title\n\nSome *prose*."), code, table, image, plain,
+                             new_code_cell("   ")])
+
+    markdown = notebook_to_markdown(nb, Path("docs/x.ipynb"))
+
+    assert markdown.startswith("# Title\n\nSome *prose*.\n\n")
+    # A fence longer than any run of backticks in the code or its output; colour codes left out.
+    assert "````python\nprint('```')\n````\n\n````text\n```\n````" in markdown
+    assert '<div class="notebook-output">\n<div>\n<table>\n  <tr><th>a</th></tr>\n\n  <tr><td>1</td></tr>' in markdown
+    assert "dataframe" not in markdown and "<style" not in markdown
+    assert f"![output](data:image/png;base64,{PNG})" in markdown
+    assert "```python\n1 + 1\n```\n\n```text\n2\n```" in markdown
+    assert len(re.findall(r"^`{3,}python$", markdown, re.M)) == 4, "an empty code cell shows nothing"
+
+
+def test_an_output_the_page_cannot_show_stops_the_build_naming_the_cell():
+    widget = new_code_cell("w", outputs=[new_output("display_data", data={"application/json": {"a": 1}})])
+    nb = new_notebook(cells=[new_markdown_cell("# T"), widget])
+    with pytest.raises(NotebookStopsTheBuild) as stopped:
+        notebook_to_markdown(nb, Path("docs/x.ipynb"))
+    message = str(stopped.value)
+    assert message.startswith("error: docs/x.ipynb: cell 2 has an output of kind application/json")
+    assert "text/plain" in message
+
+
+def test_under_mkdocs_serve_an_error_is_shown_rather_than_ending_the_rebuild_thread(monkeypatch):
+    monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(ROOT))
+    raised: list[BaseException] = []
+
+    def render() -> None:
+        try:
+            _stop("error: x")
+        except BaseException as exc:  # noqa: BLE001 - the test records what a thread would see
+            raised.append(exc)
+
+    thread = threading.Thread(target=render)
+    thread.start()
+    thread.join()
+    assert type(raised[0]) is NotebookError
+    with pytest.raises(NotebookStopsTheBuild):  # a build's main thread
+        _stop("error: x")
+
+
+@pytest.mark.slow
+def test_the_notebook_runs_in_its_folder_once_until_it_changes(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    cells = [new_code_cell("import os\nopen('runs.txt', 'a').write('run\\n')\nprint(os.getcwd())")]
+    notebook = write_notebook(folder / "nb.ipynb", *cells)
+    cache = tmp_path / "cache"
+
+    first = executed_notebook(notebook, cache)
+    assert first.cells[0].outputs[0]["text"].strip() == str(folder)
+    executed_notebook(notebook, cache)
+    assert (folder / "runs.txt").read_text() == "run\n", "the second build used the cached run"
+
+    write_notebook(notebook, *cells, new_markdown_cell("Changed."))
+    executed_notebook(notebook, cache)
+    assert (folder / "runs.txt").read_text() == "run\nrun\n"
+    assert len(list(cache.glob("nb-*.ipynb"))) == 1, "the run of the old notebook was dropped"
+
+
+@pytest.mark.slow
+def test_a_failing_cell_stops_the_build_naming_notebook_cell_and_error(tmp_path):
+    notebook = write_notebook(tmp_path / "nb.ipynb", new_markdown_cell("# T"), new_code_cell("x = 1"),
+                              new_code_cell("\n# check the GPU\nraise ValueError('no GPU here')"))
+    with pytest.raises(NotebookStopsTheBuild) as stopped:
+        executed_notebook(notebook, tmp_path / "cache")
+    assert str(stopped.value).startswith(
+        f"error: {notebook}: cell 3 (# check the GPU) raised ValueError: no GPU here. Run the notebook in Jupyter")
+    assert not (tmp_path / "cache").exists(), "a failed run is not cached"
+
+
+def test_a_missing_notebook_is_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MKDOCS_CONFIG_DIR", raising=False)
+    with pytest.raises(NotebookStopsTheBuild, match=re.escape(f"error: {tmp_path / 'docs/gone.ipynb'} does not exist")):
+        notebook_markdown("docs/gone.ipynb")
+
+
+def test_the_nav_page_renders_the_notebook_its_front_matter_links_and_both_builders_watch_it():
+    text = PAGE.read_text(encoding="utf-8")
+    front_matter = yaml.safe_load(text.split("---\n")[1])
+    assert front_matter["notebook"] == NOTEBOOK
+    assert f'notebook_markdown("docs/{NOTEBOOK}")' in text
+    site = config()
+    benchmarks = next(item["Benchmarks"] for item in site["nav"] if isinstance(item, dict) and "Benchmarks" in item)
+    assert {"Notebook": "notebooks/run-benchlib.md"} in benchmarks
+    assert f"docs/{NOTEBOOK}" in site["watch"]
+    assert sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.ipynb")) == [NOTEBOOK]
+
+
+def test_the_variables_the_blocks_read_are_in_the_config_zensical_compares():
+    """Zensical reuses a rendered page while mkdocs.yml is unchanged: the variables must be in it."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    block_inputs = text.split("\n  block_inputs:\n", 1)[1].split("\n\n", 1)[0]
+    variables = {value for module in (paths, sources) for name, value in vars(module).items() if name.endswith("_ENV")}
+    assert {"BENCHLIB_RESULTS_DIR", "BENCHLIB_MEASURE"} <= variables
+    for variable in sorted(variables):
+        assert f"!ENV [{variable}, " in block_inputs, f"{variable} is not under extra: block_inputs: in mkdocs.yml"
