@@ -30,9 +30,8 @@ from benchlib.site.sources import MEASURE_ENV
 from benchlib.workloads import Chart, all_workloads, charts
 
 STATIC_WIDTH = 640
-# Chart blocks live on the pages under benchmarks/, next to these.
-RUN_IT_YOURSELF = "../run-it-yourself/"
-METHODOLOGY = "../methodology/"
+# The page chart blocks are on unless a caller says otherwise; their links are relative to it.
+RESULTS_PAGE = "benchmarks/results.md"
 _SOFTWARE = ("benchlib_version", "methodology_version", "suite", "torch_version", "python_version")
 
 
@@ -148,47 +147,50 @@ def _suite_of(chart: Chart) -> str:
     return "quick" if "quick" in suites else (suites[0] if suites else "quick")
 
 
-def chart_html(chart: Chart, rows: pd.DataFrame, data: SiteData) -> str:
+def chart_html(chart: Chart, rows: pd.DataFrame, data: SiteData, here: str = RESULTS_PAGE) -> str:
     """The block for ``chart`` from its rows: figure, notes and the data table, or why it is empty."""
     plotted = plotted_rows(rows, chart) if not rows.empty else rows
     if plotted.empty:
         empty = render(
             "chart_empty.html", chart=chart, has_rows=not rows.empty, results_dir=_shown(data),
             workloads=_workloads_of(chart), suite=_suite_of(chart), measure_env=MEASURE_ENV,
-            results_env=RESULTS_ENV, run_it_yourself=RUN_IT_YOURSELF,
+            results_env=RESULTS_ENV, here=here,
         )
-        return empty + (_notes(chart, rows, plotted) if not rows.empty else "")
+        return empty + (_notes(chart, rows, plotted, here) if not rows.empty else "")
     spec = chart_spec(plotted, chart)
     return render(
         "chart.html", chart=chart, **figure_context(chart.id, spec, chart_spec(plotted, chart, width=STATIC_WIDTH)),
         build_machine=BUILD_MACHINE if (plotted["source"] == BUILD_MACHINE).any() else None,
         any_reported=(plotted["source"] == REPORTED).any(), **provenance(plotted),
-        **_note_context(chart, rows, plotted),
+        **_note_context(chart, rows, plotted, here),
     )
 
 
-def _note_context(chart: Chart, rows: pd.DataFrame, plotted: pd.DataFrame) -> dict[str, Any]:
+def _note_context(chart: Chart, rows: pd.DataFrame, plotted: pd.DataFrame, here: str) -> dict[str, Any]:
     invalid = rows[rows["status"] == "invalid"]
     failed = rows[rows["status"].isin(NO_VALUE_STATUSES)]
     shown = pd.concat([plotted, invalid, failed])
     return {
         "invalid": invalid.to_dict("records"), "failed": failed.to_dict("records"),
-        "rows": table_rows(shown), "plotted_count": len(plotted), "methodology": METHODOLOGY,
+        "rows": table_rows(shown), "plotted_count": len(plotted), "here": here,
         "any_derived": bool((shown.get("derived", pd.Series(dtype=str)).fillna("") != "").any()),
     }
 
 
-def _notes(chart: Chart, rows: pd.DataFrame, plotted: pd.DataFrame) -> str:
-    return render("chart_notes.html", chart=chart, **_note_context(chart, rows, plotted))
+def _notes(chart: Chart, rows: pd.DataFrame, plotted: pd.DataFrame, here: str) -> str:
+    return render("chart_notes.html", chart=chart, **_note_context(chart, rows, plotted, here))
 
 
-def chart(chart_id: str, data: SiteData | None = None) -> str:
-    """The chart block for a page: ``print(chart("matmul"))`` in a markdown-exec block."""
+def chart(chart_id: str, data: SiteData | None = None, here: str = RESULTS_PAGE) -> str:
+    """The chart block for a page: ``print(chart("matmul"))`` in a markdown-exec block.
+
+    ``here`` is the docs page that shows it (for its links), the Results page unless said.
+    """
     declared = charts()
     if chart_id not in declared:
         raise KeyError(f"no chart {chart_id!r}; declared charts: {', '.join(declared)}")
     data = data or site_data()
-    return chart_html(declared[chart_id], data.charts.get(chart_id, pd.DataFrame()), data)
+    return chart_html(declared[chart_id], data.charts.get(chart_id, pd.DataFrame()), data, here)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from benchlib.freshness import STALE_AFTER_MONTHS, build_date, is_stale, months_
 from benchlib.platforms import FIELD_LABELS, TIER_FIELDS, Fact, Platform, PlatformsData, Sourced, Tier, load_platforms
 from benchlib.results.load import params_of
 from benchlib.site.data import REPORTED, _plain, results_file, site_data
-from benchlib.site.render import render, value_text
+from benchlib.site.render import page_link, render, value_text
 
 FlagKind = Literal["unverified", "conflict", "stale", "failed"]
 
@@ -193,10 +193,10 @@ def detection_table(platform_id: str, *, today: date | None = None, data: Platfo
                   detection=_source(platform.detection, today))
 
 
-def decision_table(*, base: str = "../", today: date | None = None, data: PlatformsData | None = None) -> str:
+def decision_table(*, here: str = "platforms/index.md", today: date | None = None, data: PlatformsData | None = None) -> str:
     """The 'Which one should I use?' table: one row per need, the first tier listed is the best bet.
 
-    ``base`` is the relative URL from the page showing the table to the site root.
+    ``here`` is the docs page showing the table, for the links to each platform's page.
     """
     data = _data(data)
     rows = []
@@ -205,21 +205,15 @@ def decision_table(*, base: str = "../", today: date | None = None, data: Platfo
         facts = [_shown(f, today) for f in tier.field(need.field) if not need.match or need.match in f.value]
         if not facts:
             raise ValueError(f"need {need.need!r}: {need.tiers[0]} has no {need.field} fact matching {need.match!r}")
-        also = [_page(*data.tier(ref), base) for ref in need.tiers[1:]]
-        rows.append({"need": need.need, "best": _page(platform, tier, base), "facts": facts, "advice": need.advice,
+        also = [_page(*data.tier(ref), here) for ref in need.tiers[1:]]
+        rows.append({"need": need.need, "best": _page(platform, tier, here), "facts": facts, "advice": need.advice,
                      "also": also})
     return render("decision_table.html", rows=rows)
 
 
-def _page(platform: Platform, tier: Tier, base: str) -> dict[str, str | None]:
-    """A tier's name and the directory URL of its platform's page, relative to the page showing it.
-
-    Raw HTML links are not rewritten by MkDocs, so the URL is built here from the page's path.
-    """
-    href = None
-    if platform.page:
-        target = platform.page.removesuffix(".md")
-        href = base + (target.removesuffix("index") if target.endswith("index") else f"{target}/")
+def _page(platform: Platform, tier: Tier, here: str) -> dict[str, str | None]:
+    """A tier's name and a link to its platform's page from the page ``here``."""
+    href = page_link(platform.page, here) if platform.page else None
     return {"name": f"{platform.name} {tier.name}", "href": href}
 
 

@@ -8,6 +8,8 @@ the only helpers that format for the page, defined once here.
 from __future__ import annotations
 
 import functools
+import posixpath
+import sys
 from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +36,33 @@ def is_stale_date(as_of: date | str | None) -> bool:
     return bool(as_of) and is_stale(as_of)  # type: ignore[arg-type]
 
 
+def building_with_zensical() -> bool:
+    """True while Zensical builds the site: it runs the blocks in its own process."""
+    return "zensical" in sys.modules
+
+
+def _url_dir(page: str) -> str:
+    # MkDocs' directory URLs: a/b.md is served at a/b/, a/index.md at a/.
+    stem = page.removesuffix(".md")
+    return posixpath.dirname(stem) if posixpath.basename(stem) == "index" else stem
+
+
+def page_link(target: str, here: str) -> str:
+    """A link from docs page ``here`` to ``target`` (docs paths such as ``benchmarks/results.md``,
+    the target may end in ``#anchor``) that works in raw HTML under both builders.
+
+    MkDocs leaves links in raw HTML alone, so they must be the served URL, relative to the page's
+    own; Zensical resolves them like Markdown links, relative to the source file.
+    """
+    path, _, anchor = target.partition("#")
+    if building_with_zensical():
+        link = posixpath.relpath(path, posixpath.dirname(here) or ".")
+    else:
+        link = posixpath.relpath(_url_dir(path) or ".", _url_dir(here) or ".")
+        link = "./" if link == "." else f"{link}/"
+    return link + (f"#{anchor}" if anchor else "")
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -44,7 +73,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(value_text=value_text, safe_url=safe_url, host=host_of, stale_text=stale_text)
+    env.filters.update(value_text=value_text, safe_url=safe_url, host=host_of, stale_text=stale_text, page_link=page_link)
     env.tests.update(stale=is_stale_date)
     return env
 

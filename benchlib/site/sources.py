@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -40,18 +41,27 @@ def stop_build_on_invalid_results() -> Iterator[None]:
     one bad file printed about a dozen tracebacks. A SystemExit passes markdown-exec and MkDocs
     alike and ends the build with just its message, at the first block that reads results.
     Outside a build (a notebook, the tests) the ResultsError stays as it is, and so it does in
-    `mkdocs serve`'s rebuild thread, which a SystemExit would end silently.
+    `mkdocs serve`'s rebuild thread, which a SystemExit would end silently, and in `zensical serve`.
+    `zensical build` shows a block's exception on the page and exits 0, so there too it must exit.
     """
     try:
         yield
     except ResultsError as exc:
-        building = bool(os.environ.get("MKDOCS_CONFIG_DIR"))  # markdown-exec exports it while MkDocs builds
-        if not building or threading.current_thread() is not threading.main_thread():
+        if not _building():
             raise
         raise InvalidResultsStopTheBuild(
             f"error: {exc.path} is not a valid results file: {'; '.join(exc.problems)}. Fix it or move it out of "
             f"the results folder, then build again (`benchlib validate {exc.path}` checks it)."
         ) from None
+
+
+def _building() -> bool:
+    """True in a one-off site build, where ending the process is the way to stop it."""
+    if "zensical" in sys.modules:
+        # Zensical shows a block's exception on the page and still exits 0; its serve must go on.
+        return sys.argv[1:2] == ["build"]
+    # markdown-exec exports MKDOCS_CONFIG_DIR while MkDocs builds; serve rebuilds in another thread.
+    return bool(os.environ.get("MKDOCS_CONFIG_DIR")) and threading.current_thread() is threading.main_thread()
 
 
 def load_site_results(paths: Iterable[Path]) -> pd.DataFrame:
