@@ -32,15 +32,14 @@ from benchlib.backends import DeviceUnavailable, FrameworkMissing
 from benchlib.conditions import ConditionsSampler, run_disturbed, run_gpu_index
 from benchlib.quiet import drop_noise
 from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
-from benchlib.results.schema import Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
+from benchlib.results.schema import FAILED_STATUSES, Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
 from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
 from benchlib.telemetry import TelemetrySampler
-from benchlib.workloads import RunContext, Workload, get, in_suite
+from benchlib.workloads import SIZES, RunContext, Workload, get, in_suite
 
 __all__ = ["PEAK_TOLERANCE", "SUITES", "NothingToResume", "ResumeError", "RunOutcome", "SaveError", "resume_run", "run_suite"]
 
-SUITES = ("quick", "standard", "full")
-FAILED = ("error", "oom", "invalid")
+SUITES = SIZES  # defined once, with the workloads
 WORKLOAD_MODULES_ENV = "BENCHLIB_WORKLOAD_MODULES"
 # A budget estimate when neither an earlier run on this machine nor the workload says better.
 FALLBACK_EXPECTED_S = {"quick": 15.0, "standard": 120.0, "full": 600.0}
@@ -94,7 +93,7 @@ class RunOutcome:
 
     @property
     def failed(self) -> list[MeasurementRecord]:
-        return [m for m in self.results.measurements if m.status in FAILED]
+        return [m for m in self.results.measurements if m.status in FAILED_STATUSES]
 
     @property
     def skipped_for_budget(self) -> list[str]:

@@ -1,23 +1,21 @@
-"""The score in the terminal: what `benchlib run` prints after a run, and `benchlib score` for saved runs.
+"""The score in the terminal: what `benchlib run` prints after a run, and the comparison `benchlib score` prints.
 
-Every string from a results file is printed as plain `Text`, never as rich markup.
+Every string from a results file becomes plain `Text`, never rich markup.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
 
-import typer
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from benchlib.conditions import disturbed_line
 from benchlib.results.schema import ResultsFile
+from benchlib.results.store import ResultsError, iter_result_paths, read_results
 from benchlib.paths import results_dir
-from benchlib.score import SCORE_TESTS, SCORED_SUITES, Score, load_reference, score
+from benchlib.score import SCORE_TESTS, SCORED_SUITES, Score, load_reference, reference_file, score
 
 
 def _not_scored(results: ResultsFile) -> str | None:
@@ -55,12 +53,27 @@ def run_summary(results: ResultsFile, reference: ResultsFile | None = None) -> l
     return lines + [line]
 
 
+class NoReference(ValueError):
+    """No reference run to score against, or one that can't be 100; the message says which and why."""
+
+
 @dataclass(frozen=True)
-class _Column:
+class ScoreColumn:
+    """One run in the comparison: its role (``run 1``, ``reference``, ``committed``), file and score."""
+
     role: str
     results: ResultsFile
     score: Score
     path: Path
+
+
+@dataclass(frozen=True)
+class ScoreComparison:
+    """What `benchlib score` shows: a column per run, and a note for each file it could not score."""
+
+    columns: list[ScoreColumn]  # empty when no file given is a measured standard-suite run
+    notes: list[Text]  # invalid files and runs that can't be scored, in the order they were read
+    invalid: int  # files that are not valid results files
 
 
 def _conditions_cell(results: ResultsFile) -> Text:
@@ -73,7 +86,7 @@ def _number(value: float | None, none: Text) -> Text:
     return Text(f"{value:.1f}") if value is not None else none
 
 
-def comparison_table(columns: list[_Column]) -> Table:
+def comparison_table(columns: list[ScoreColumn]) -> Table:
     """One column per run: machine, date, suite, conditions, then the overall, training and inference score."""
     table = Table(title="benchlib score")
     table.add_column("")
@@ -95,8 +108,6 @@ def comparison_table(columns: list[_Column]) -> Table:
 
 def _committed(exclude: set[tuple[str, str]], reference: ResultsFile) -> list[tuple[Path, ResultsFile]]:
     """The newest measured standard-suite run of each committed machine other than the reference's run."""
-    from benchlib.results.store import ResultsError, iter_result_paths, read_results
-
     newest: dict[str, tuple[Path, ResultsFile]] = {}
     committed = results_dir()
     for path in iter_result_paths(committed) if committed.is_dir() else []:
@@ -112,84 +123,58 @@ def _committed(exclude: set[tuple[str, str]], reference: ResultsFile) -> list[tu
     return list(newest.values())
 
 
-def _shown(path: Path) -> Path:
-    """``path`` relative to the working folder where it is inside it: shorter, and still copyable."""
-    try:
-        return path.resolve().relative_to(Path.cwd())
-    except ValueError:
-        return path
-
-
-def score_command(
-    paths: Annotated[list[Path], typer.Argument(help="Results files or folders (searched recursively).", show_default=False)],
-) -> None:
-    """Print the score of saved runs side by side, with the reference machine and the committed machines' runs.
-
-    The score is 100 x the geometric mean of reference time / measured time over the standard
-    suite's score tests (see the Methodology page). A run missing a test is incomplete; a run
-    that other work on the machine disturbed is marked so. Exits 1 if a file is invalid or
-    none of the files is a measured standard-suite run, 2 if a path doesn't exist.
-    """
-    from benchlib.cli import console, err, usage_error
-    from benchlib.results.store import ResultsError, iter_result_paths, read_results
-    from benchlib.score import reference_file
-
-    for path in paths:
-        if not path.exists():
-            raise usage_error(f"{path}: no such results file or folder")
-    if not any(True for _ in iter_result_paths(paths)):
-        raise usage_error("no results files found in " + ", ".join(map(str, paths)))
-    try:
-        reference = load_reference()
-    except ValueError as exc:
-        err.print(Text.assemble(("no reference: ", "bold red"), str(exc)), soft_wrap=True)
-        raise typer.Exit(1)
-    invalid = 0
+def _scorable_runs(paths: list[Path]) -> tuple[list[tuple[Path, ResultsFile]], list[Text], int]:
+    """The measured standard-suite runs in ``paths``, a note for each file passed over, and how many were invalid."""
     given: list[tuple[Path, ResultsFile]] = []
+    notes: list[Text] = []
+    invalid = 0
     for named in paths:
-        # A file named on the command line gets its own message; a folder's other runs one line.
+        # A file named on the command line gets its own note; a folder's other runs one line.
         passed_over: dict[str, int] = {}
         for path in iter_result_paths(named):
             try:
                 results = read_results(path)
             except ResultsError as exc:
                 invalid += 1
-                err.print(Text.assemble(("invalid ", "red"), str(exc)), soft_wrap=True)
+                notes.append(Text.assemble(("invalid ", "red"), str(exc)))
                 continue
             why_not = _not_scored(results)
             if why_not and named.is_dir():
                 kind = "reported" if results.provenance.kind != "measured" else f"{results.suite or 'suite-less'} suite"
                 passed_over[kind] = passed_over.get(kind, 0) + 1
             elif why_not:
-                err.print(Text.assemble(("not scored ", "yellow"), f"{path}: {why_not}"), soft_wrap=True)
+                notes.append(Text.assemble(("not scored ", "yellow"), f"{path}: {why_not}"))
             else:
                 given.append((path, results))
         if passed_over:
             kinds = ", ".join(f"{n} {kind}" for kind, n in passed_over.items())
-            err.print(Text(f"left out {sum(passed_over.values())} run(s) in {named} that aren't measured standard-suite runs ({kinds})",
-                           style="dim"), soft_wrap=True)
-    if not given:
-        err.print(Text("nothing to score: no measured standard-suite run among " + ", ".join(map(str, paths))), soft_wrap=True)
-        raise typer.Exit(1)
+            notes.append(Text(f"left out {sum(passed_over.values())} run(s) in {named} that aren't measured standard-suite runs ({kinds})",
+                              style="dim"))
+    return given, notes, invalid
 
+
+def _columns(given: list[tuple[Path, ResultsFile]], reference: ResultsFile) -> list[ScoreColumn]:
+    """The given runs, then the reference (unless given), then the committed machines' newest runs."""
     ref_key = (reference.machine.id, reference.run_id)
-    columns: list[_Column] = []
+    columns: list[ScoreColumn] = []
     for i, (path, results) in enumerate(given, 1):
         role = "reference" if (results.machine.id, results.run_id) == ref_key else f"run {i}"
-        columns.append(_Column(role, results, score(results.measurements, reference), path))
+        columns.append(ScoreColumn(role, results, score(results.measurements, reference), path))
     if all(c.role != "reference" for c in columns):
-        columns.append(_Column("reference", reference, score(reference.measurements, reference), reference_file()))
+        columns.append(ScoreColumn("reference", reference, score(reference.measurements, reference), reference_file()))
     for path, results in _committed({(r.machine.id, r.run_id) for _, r in given}, reference):
-        columns.append(_Column("committed", results, score(results.measurements, reference), path))
+        columns.append(ScoreColumn("committed", results, score(results.measurements, reference), path))
+    return columns
 
-    console.print(comparison_table(columns))
-    console.print(Text(f"Scores are {columns[0].score.relative_to}."), soft_wrap=True)
-    for c in columns:
-        console.print(Text(f"{c.role}: {_shown(c.path)}", style="dim"), soft_wrap=True)
-        if not c.score.complete:
-            console.print(Padding(Text(f"incomplete: missing {c.score.missing_text()}", style="yellow"), (0, 0, 0, 2)))
-        disturbed = disturbed_line(c.results)
-        if disturbed:
-            console.print(Padding(Text(disturbed, style="yellow"), (0, 0, 0, 2)))
-    if invalid:
-        raise typer.Exit(1)
+
+def compare_scores(paths: list[Path]) -> ScoreComparison:
+    """Score the runs in ``paths`` (files or folders) beside the reference and the committed machines' runs.
+
+    Raises NoReference when there is no reference run that can be 100.
+    """
+    try:
+        reference = load_reference()
+    except ValueError as exc:
+        raise NoReference(str(exc)) from exc
+    given, notes, invalid = _scorable_runs(paths)
+    return ScoreComparison(_columns(given, reference) if given else [], notes, invalid)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 NOISE_THRESHOLD = 0.10
 
@@ -33,9 +33,7 @@ class Measurement:
     warmup_s: float
     sync: str = "none"
     threads: int | None = None
-    cache: str = "warm"
     label: str = ""
-    metadata: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.times:

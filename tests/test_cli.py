@@ -163,11 +163,11 @@ def fits(text: str, block: list[str], width: int) -> bool:
 def test_list_reads_well_in_a_narrow_terminal(monkeypatch, width):
     from rich.console import Console
 
-    from benchlib import cli
+    from benchlib.cli import list_workloads
     from benchlib.workloads import all_workloads
 
     out = Console(width=width, file=io.StringIO(), color_system=None)
-    monkeypatch.setattr(cli, "console", out)
+    monkeypatch.setattr(list_workloads, "console", out)
     assert runner.invoke(app, ["list"]).exit_code == 0
     lines = out.file.getvalue().splitlines()
     assert all(len(line) <= width and line == line.rstrip() for line in lines)
@@ -177,7 +177,7 @@ def test_list_reads_well_in_a_narrow_terminal(monkeypatch, width):
 
 @pytest.mark.parametrize("width", [80, 60])
 def test_run_table_reads_well_in_a_narrow_terminal(width):
-    from benchlib.cli import records_table
+    from benchlib.cli.output import records_table
     from benchlib.results.schema import MeasurementRecord, Metric, Stats
 
     message = ("amp: fp16 mixed precision is not available on AMD EPYC: autocast here runs only bf16 "

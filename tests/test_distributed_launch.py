@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from benchlib.distributed.cli import launch
+from benchlib.cli.launch import launch
 from benchlib.distributed.launch import ENGINES, ScalingRun, WorkerFailed, run_scaling, run_worker
 from benchlib.distributed.report import busbw_gbps, scaling_efficiency
 from benchlib.results.store import read_results

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from benchlib.cli.fit import fit
+from benchlib.cli.fit_options import parse_bytes, parse_shape
 from benchlib.fit import predict as fit_predict
-from benchlib.fit.cli import fit, parse_bytes, parse_shape
 from benchlib.fit.predict import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,

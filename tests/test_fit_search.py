@@ -6,7 +6,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from benchlib.fit.cli import max_batch
+from benchlib.cli.max_batch import max_batch
 from benchlib.fit.oom import is_oom_error
 from benchlib.fit.search import CapExceeded, TrialOutcome, TrialRequest, isolated_trial, search_max_batch
 from benchlib.results.store import read_results

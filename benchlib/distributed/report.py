@@ -32,6 +32,7 @@ class RunSize:
     timeout_s: float  # per worker run; a hung collective is killed after this
 
 
+# One per suite size (benchlib.workloads.SIZES, the same keys): `benchlib run --suite S --devices N` runs size S.
 SIZES: dict[str, RunSize] = {
     # Seconds on a CPU: a few small steps, enough to exercise every code path.
     "quick": RunSize(per_device_batch=16, warmup_steps=2, samples=6, steps_per_sample=1,

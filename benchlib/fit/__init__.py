@@ -6,5 +6,6 @@
   by tracing a training step on fake tensors.
 
 Both train the models of :mod:`benchlib.fit.models` with the step of :mod:`benchlib.fit.step`;
-the commands themselves are in :mod:`benchlib.fit.cli`. Torch is imported only inside functions.
+the commands themselves are in :mod:`benchlib.cli.max_batch` and :mod:`benchlib.cli.fit`. Torch
+is imported only inside functions.
 """

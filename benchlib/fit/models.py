@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-Size = Literal["full", "small"]
-SIZES: tuple[str, ...] = ("full", "small")
+# A model's size, not a suite's: "small" is the same kind of network, tiny, for tests.
+MODEL_SIZES: tuple[str, ...] = ("full", "small")
 
 
 class UnknownModel(KeyError):
@@ -51,7 +51,7 @@ class ModelSpec:
     def dims(self, size: str = "full", input_shape: tuple[int, ...] | None = None) -> Dimensions:
         """The dimensions of one size, with the input per sample replaced by ``input_shape`` if given."""
         if size not in self.sizes:
-            raise ValueError(f"unknown size {size!r} for model {self.name!r}; choose one of {', '.join(SIZES)}")
+            raise ValueError(f"unknown size {size!r} for model {self.name!r}; choose one of {', '.join(MODEL_SIZES)}")
         dims = self.sizes[size]
         if input_shape is None or tuple(input_shape) == dims.input_shape:
             return dims

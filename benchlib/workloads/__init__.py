@@ -170,8 +170,6 @@ class RunContext:
     device: str
     machine: Machine
     size: str = "quick"
-    time_scale: float = 1.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def cpu_name(self) -> str | None:
@@ -187,7 +185,6 @@ class Workload:
     sizes: dict[str, dict[str, Any]]
     # None for records only other commands write, or only sources report.
     run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]] | None
-    devices: tuple[str, ...] = ("cpu", "cuda", "mps")
     suites: tuple[str, ...] = SIZES
     # Seconds one run of a size takes, for `benchlib run --budget` before this machine has run it.
     expected_s: dict[str, float] = field(default_factory=dict)

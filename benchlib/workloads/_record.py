@@ -20,5 +20,4 @@ def stats_of(m: Measurement) -> Stats:
         warmup_s=m.warmup_s,
         threads=m.threads,
         sync=m.sync,
-        cache="cold" if m.cache == "cold" else "warm",
     )

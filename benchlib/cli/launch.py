@@ -1,7 +1,6 @@
-"""``benchlib launch``: data-parallel training on 1 and N devices, and the scaling between them.
+"""`benchlib launch`: data-parallel training on 1 and N devices, and the scaling between them.
 
-The lead's ``benchlib/cli.py`` registers it with ``app.command("launch")(launch)``; ``benchlib
-run --devices N`` calls ``launch(nproc=N, size=suite, device=device, out=out)``.
+`benchlib run --devices N` is the same as ``launch(nproc=N, size=suite, device=device, out=out)``.
 """
 
 from __future__ import annotations
@@ -10,6 +9,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
+
+from benchlib.cli.output import console, err, exit_if_failed, records_table, usage_error
 
 
 def launch(
@@ -36,10 +38,6 @@ def launch(
     ] = Path("results"),
 ) -> None:
     """Train on 1 device and on N in one launch; report throughput, scaling efficiency and all-reduce bandwidth."""
-    from rich.markup import escape
-
-    # benchlib.cli imports this module to register the command, so its helpers come in here.
-    from benchlib.cli import console, err, records_table, usage_error
     from benchlib.distributed.launch import BACKENDS, DEVICES, ENGINES, ScalingRun, run_scaling
     from benchlib.distributed.report import SIZES
     from benchlib.probe import probe_machine
@@ -64,6 +62,4 @@ def launch(
     )
     console.print(records_table(outcome.results.measurements, f"{machine.label}: data-parallel training, {size}"))
     err.print(f"wrote [bold]{escape(str(outcome.path))}[/] in {outcome.wall_s:.1f} s")
-    if outcome.failed:
-        err.print(f"[red]{len(outcome.failed)} measurement(s) failed; the others are kept in the file.[/]")
-        raise typer.Exit(1)
+    exit_if_failed(outcome.failed)

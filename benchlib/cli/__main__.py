@@ -1,0 +1,5 @@
+"""`python -m benchlib.cli`: the `benchlib` command where it is not on PATH."""
+
+from benchlib.cli import main
+
+main()

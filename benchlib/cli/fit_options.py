@@ -1,0 +1,41 @@
+"""The options `benchlib fit` and `benchlib max-batch` share, and the parsers of their sizes and shapes."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Optional
+
+import typer
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def parse_bytes(text: str, option: str = "--memory-limit") -> int:
+    """``2GiB``, ``1.5G``, ``512MiB``, ``4GB`` or a plain byte count; K/M/G/T are powers of 1024.
+
+    GB is read as GiB too: memory is sized in binary units, whatever the label says.
+    """
+    match = _SIZE.match(text)
+    if match is None:
+        raise ValueError(f"{option} {text!r}: expected a size such as 2GiB, 512MiB or 4G")
+    number, unit = float(match.group(1)), match.group(2).lower().rstrip("b").rstrip("i")
+    value = int(number * _UNITS[unit])
+    if value <= 0:
+        raise ValueError(f"{option} {text!r}: must be more than zero bytes")
+    return value
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``3x224x224``, ``3,224,224`` or ``512`` (a sequence length) as a tuple of ints."""
+    parts = [p for p in re.split(r"[x×,\s]+", text.strip().lower()) if p]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise ValueError(f"--input {text!r}: expected sizes separated by 'x', such as 3x224x224 or 512")
+    return tuple(int(p) for p in parts)
+
+
+ModelOpt = Annotated[str, typer.Option("--model", help="resnet50, vit_b_16, bert_base, gpt2_small or unet.")]
+InputOpt = Annotated[Optional[str], typer.Option("--input", help="Input per sample: CxHxW for images, a length for tokens. Default: the model's own.")]
+DtypeOpt = Annotated[str, typer.Option("--dtype", help="fp32, or fp16/bf16 mixed precision (autocast, fp32 weights).")]
+OptimizerOpt = Annotated[str, typer.Option("--optimizer", help="adam or sgd (with momentum).")]
+ModelSizeOpt = Annotated[str, typer.Option("--size", help="full, or small: the same kind of network, tiny, for tests.")]

@@ -1,0 +1,39 @@
+"""`benchlib validate`: check results files against the schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.text import Text
+
+from benchlib.cli.output import console, err, usage_error
+
+
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Results files or folders (searched recursively).")],
+) -> None:
+    """Check results files against the schema; report every bad file and exit 1 if any.
+
+    Values no real run can produce (above the device's peak, zero times, ...) are listed as
+    implausible: they don't fail validation, but every reader marks them invalid.
+    """
+    from benchlib.results.plausibility import findings
+    from benchlib.results.store import read_results, validate_paths
+
+    good, bad = validate_paths(paths)
+    for path in good:
+        # Not an error: such values are kept and marked invalid wherever the file is read.
+        for problem in findings(read_results(path, mark_implausible=False)):
+            err.print(Text.assemble(("implausible ", "yellow"), f"{path}: {problem}"), soft_wrap=True)
+    for exc in bad:
+        err.print(f"[red]invalid[/] {escape(exc.path)}")
+        for problem in exc.problems:
+            err.print(Text(f"    {problem}"))
+    if not good and not bad:
+        raise usage_error("no results files found in " + ", ".join(map(str, paths)))
+    console.print(f"{len(good)} valid, {len(bad)} invalid")
+    if bad:
+        raise typer.Exit(1)
