@@ -24,7 +24,8 @@ from benchlib.isolation import prestart
 from benchlib.probe import probe_machine
 from benchlib.results.schema import ResultsFile
 from benchlib.runner import SUITES, preload_modules, run_suite, select_workloads
-from benchlib.score import REFERENCE_DIR, Score, load_reference, score, untested, write_reference
+from benchlib.paths import reference_dir
+from benchlib.score import Score, load_reference, score, untested, write_reference
 from benchlib.workloads import Workload
 
 GOAL = 0.03
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--out", type=Path, help="Where the runs' files go (default: a new temporary folder).")
     parser.add_argument("--write-reference", action="store_true",
-                        help=f"Make the quietest undisturbed run the score's reference, in {REFERENCE_DIR}.")
+                        help=f"Make the quietest undisturbed run the score's reference, in {reference_dir()}.")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be 1 or more")

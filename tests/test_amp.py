@@ -23,7 +23,7 @@ def run_tiny(name, machine):
 def test_cpu_runs_fp32_and_bf16_and_skips_fp16(name, framework, machine):
     records = run_tiny(name, machine)
     by = {(r.metric.name, r.dtype): r for r in records}
-    assert {r.workload for r in records} == {"amp"} and {r.framework for r in records} == {framework}
+    assert {r.workload for r in records} == {name} and {r.framework for r in records} == {framework}
     fp32, bf16 = by[("step_time", "fp32")], by[("step_time", "bf16")]
     assert fp32.status == bf16.status == "ok"
     assert fp32.value == pytest.approx(fp32.stats.median * 1e3) and fp32.metric.unit == "ms"

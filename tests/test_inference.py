@@ -26,7 +26,7 @@ def run_tiny(name, machine, **overrides):
 def test_throughput_and_latency_per_batch(name, framework, machine):
     records = run_tiny(name, machine)
     assert all(r.status == "ok" for r in records), [r.message for r in records]
-    assert {r.workload for r in records} == {"inference"} and {r.framework for r in records} == {framework}
+    assert {r.workload for r in records} == {name} and {r.framework for r in records} == {framework}
     for batch in (1, 2):
         by = {r.metric.name: r for r in records if r.params["batch_size"] == batch}
         assert set(by) == {"throughput", "latency_p50", "latency_p90"}

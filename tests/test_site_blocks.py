@@ -218,7 +218,7 @@ def test_strict_build_fails_on_an_invalid_results_file_and_names_it(tmp_path):
     broken = tmp_path / "results" / "m" / "broken.json"
     broken.parent.mkdir(parents=True)
     broken.write_text("{not json", encoding="utf-8")
-    env = {**os.environ, sources.RESULTS_ENV: str(broken.parent.parent), "NO_MKDOCS_2_WARNING": "1"}
+    env = {**os.environ, RESULTS_ENV: str(broken.parent.parent), "NO_MKDOCS_2_WARNING": "1"}
     env.pop(sources.MEASURE_ENV, None)
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

@@ -54,6 +54,7 @@ EXEMPT = {
     "measured_vs_predicted": "benchlib's own measurements, dated and versioned",
     "scaling_chart": "benchlib's own measurements, dated and versioned",
     "score_block": "benchlib's own measurements, dated and versioned",
+    "notebook_markdown": "the notebook's code and this build's outputs, no dated facts",
     "reference_table": "benchlib's own measurement, dated and versioned",
     "thresholds_table": "methodology, no dates",
     "score_tests_table": "methodology, no dates",

@@ -20,10 +20,10 @@ import pandas as pd
 
 import benchlib
 from benchlib.results.load import load_results
-from benchlib.results.store import ResultsError, iter_result_paths, read_results
+from benchlib.results.store import ResultsError, read_results
+from benchlib.workloads import SIZES
 
 MEASURE_ENV = "BENCHLIB_MEASURE"
-SUITES = ("quick", "standard", "full")
 _OFF = ("", "0", "off", "no", "false")
 
 log = logging.getLogger("mkdocs.plugins.benchlib")
@@ -47,7 +47,7 @@ def stop_build_on_invalid_results() -> Iterator[None]:
     try:
         yield
     except ResultsError as exc:
-        if not _building():
+        if not building_site():
             raise
         raise InvalidResultsStopTheBuild(
             f"error: {exc.path} is not a valid results file: {'; '.join(exc.problems)}. Fix it or move it out of "
@@ -55,7 +55,7 @@ def stop_build_on_invalid_results() -> Iterator[None]:
         ) from None
 
 
-def _building() -> bool:
+def building_site() -> bool:
     """True in a one-off site build, where ending the process is the way to stop it."""
     if "zensical" in sys.modules:
         # Zensical shows a block's exception on the page and still exits 0; its serve must go on.
@@ -75,8 +75,8 @@ def requested_suite() -> str | None:
     value = os.environ.get(MEASURE_ENV, "").strip().lower()
     if value in _OFF:
         return None
-    if value not in SUITES:
-        raise ValueError(f"{MEASURE_ENV}={value!r}: expected one of {', '.join(SUITES)} (or unset to skip measuring)")
+    if value not in SIZES:
+        raise ValueError(f"{MEASURE_ENV}={value!r}: expected one of {', '.join(SIZES)} (or unset to skip measuring)")
     return value
 
 
