@@ -125,7 +125,8 @@ def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container
         tooltip.append(alt.Tooltip("derived:N", title="derived from"))
     base = alt.Chart(data).encode(y=y, yOffset=y_offset, x=x("value"), tooltip=tooltip)
     color = alt.Color("setting:N", sort=settings, title=chart.setting_title,
-                      legend=alt.Legend(orient="top", columns=2 if len(settings) > 4 else 0))
+                      # More than three long setting names would run past a narrow chart's edge in one row.
+                      legend=alt.Legend(orient="top", columns=2 if len(settings) > 3 else 0))
     layers: list[Any] = [base.mark_bar().encode(color=color, opacity=alt.Opacity("opacity:Q", scale=None))]
     if data["tick"].notna().any():
         # The tick in the bar's colour, so what a bar reaches is seen next to its peak or its p90.

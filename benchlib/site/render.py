@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import posixpath
-import sys
 from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +18,7 @@ from markupsafe import Markup
 
 from benchlib.charts import value_text
 from benchlib.freshness import is_stale, stale_text
+from benchlib.site.sources import building_with_zensical
 
 
 def safe_url(url: object) -> str | None:
@@ -32,13 +32,15 @@ def host_of(url: object) -> str:
     return urlsplit(str(url or "")).netloc.removeprefix("www.") or "source"
 
 
+def in_a_sentence(title: str) -> str:
+    """A title as it reads inside a sentence: "Matrix multiply" → "matrix multiply", "Fashion-MNIST" kept."""
+    first, _, rest = title.partition(" ")
+    keep = any(c.isupper() for c in first[1:])
+    return title if keep or not first else first[0].lower() + first[1:] + (f" {rest}" if rest else "")
+
+
 def is_stale_date(as_of: date | str | None) -> bool:
     return bool(as_of) and is_stale(as_of)  # type: ignore[arg-type]
-
-
-def building_with_zensical() -> bool:
-    """True while Zensical builds the site: it runs the blocks in its own process."""
-    return "zensical" in sys.modules
 
 
 def _url_dir(page: str) -> str:
@@ -73,7 +75,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(value_text=value_text, safe_url=safe_url, host=host_of, stale_text=stale_text, page_link=page_link)
+    env.filters.update(value_text=value_text, safe_url=safe_url, host=host_of, stale_text=stale_text, page_link=page_link,
+                       in_a_sentence=in_a_sentence)
     env.tests.update(stale=is_stale_date)
     return env
 

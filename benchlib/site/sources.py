@@ -55,9 +55,15 @@ def stop_build_on_invalid_results() -> Iterator[None]:
         ) from None
 
 
+def building_with_zensical() -> bool:
+    """True while Zensical renders the pages (it marks markdown-exec as its caller), not MkDocs."""
+    markdown_exec = sys.modules.get("markdown_exec")
+    return getattr(markdown_exec, "_caller", "") == "zensical" or Path(sys.argv[0]).name == "zensical"
+
+
 def building_site() -> bool:
     """True in a one-off site build, where ending the process is the way to stop it."""
-    if "zensical" in sys.modules:
+    if building_with_zensical():
         # Zensical shows a block's exception on the page and still exits 0; its serve must go on.
         return sys.argv[1:2] == ["build"]
     # markdown-exec exports MKDOCS_CONFIG_DIR while MkDocs builds; serve rebuilds in another thread.

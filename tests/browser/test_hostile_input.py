@@ -167,7 +167,7 @@ def test_no_payload_runs_on_any_page_and_the_charts_still_render(page, page_log,
         assert page.evaluate(INJECTED) == [], url
     assert not dialogs, f"alert() ran: {dialogs}"
     results = urljoin(hostile_site, "benchmarks/results/")
-    assert charts[results] == 3, "every chart kind still draws with hostile labels"
+    assert charts[results] >= 3, "every chart kind still draws with hostile labels"
     assert hovered >= 6, "tooltips were brought up"
     assert not page_log.blocked_requests, f"requests left 127.0.0.1: {page_log.blocked_requests}"
 

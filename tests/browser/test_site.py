@@ -21,6 +21,9 @@ def sitemap_pages(page, site_url: str) -> list[str]:
     return locs
 
 
+SAMPLED = ("matmul", "conv2d", "bandwidth")  # the chart kinds tests/site_samples.py has records for
+
+
 def wait_for_charts(page) -> int:
     """Wait until every chart figure holds its interactive SVG; returns how many there are."""
     figures = page.locator("figure.bench-chart")
@@ -48,7 +51,8 @@ def test_every_page_draws_its_charts_without_errors_or_remote_requests(page, pag
         charts[url] = wait_for_charts(page)
         links |= local_links(page, site_url)
     broken = sorted(u for u in links if page.request.get(u).status != 200)
-    assert charts[urljoin(site_url, "benchmarks/results/")] == 3
+    # The samples' three chart kinds, beside the committed sources' reported figures.
+    assert charts[urljoin(site_url, "benchmarks/results/")] >= 3
     assert not broken, f"links to missing pages or files: {broken}"
     assert not page_log.blocked_requests, f"requests left 127.0.0.1: {page_log.blocked_requests}"
     assert not page_log.console_errors, f"console errors: {page_log.console_errors}"
@@ -56,7 +60,8 @@ def test_every_page_draws_its_charts_without_errors_or_remote_requests(page, pag
 
 def test_instant_navigation_round_trip_redraws_the_charts(page, page_log, site_url):
     page.goto(urljoin(site_url, "benchmarks/results/"), wait_until="networkidle")
-    assert wait_for_charts(page) == 3
+    drawn = wait_for_charts(page)
+    assert drawn >= 3 and all(page.locator(f"figure#chart-{c}").count() == 1 for c in SAMPLED)
     page.evaluate("window.__sameDocument = true")  # survives only if navigation is instant
     page.locator('a.md-nav__link[href$="methodology/"]:visible').first.click()
     page.wait_for_url(re.compile(r"/benchmarks/methodology/$"))
@@ -64,9 +69,9 @@ def test_instant_navigation_round_trip_redraws_the_charts(page, page_log, site_u
     page.locator('a.md-nav__link[href$="benchmarks/results/"]:visible').first.click()
     page.wait_for_url(re.compile(r"/benchmarks/results/$"))
     page.locator("h1", has_text="Benchmark results").wait_for()
-    assert wait_for_charts(page) == 3
+    assert wait_for_charts(page) == drawn
     assert page.evaluate("window.__sameDocument") is True, "Material fell back to full page loads"
-    assert page.locator(".bench-chart__view svg.marks").count() == 3  # old views were replaced, not stacked
+    assert page.locator(".bench-chart__view svg.marks").count() == drawn  # old views were replaced, not stacked
     assert not page_log.console_errors and not page_log.blocked_requests
 
 
