@@ -168,6 +168,11 @@ def test_build_measurement_is_cached_per_machine_and_version(tmp_path, monkeypat
     key = f"benchlib-{benchlib.__version__}-methodology-{benchlib.METHODOLOGY_VERSION}-quick"
     assert sources.cache_key("quick") == key
     sources.build_measurement.cache_clear()  # a new process (mkdocs serve restarted) finds the file
+
+    def no_full_probe(results_dir=None):
+        raise AssertionError("a rebuild on known hardware must not probe (and import torch) again")
+
+    monkeypatch.setattr(benchlib.probe, "probe_machine", no_full_probe)
     assert sources.build_measurement("quick", tmp_path) == first
     assert calls == ["quick"]
     sources.build_measurement.cache_clear()

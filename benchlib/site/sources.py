@@ -8,6 +8,8 @@ benchlib version, and keeps the file under ``.cache/benchlib/`` so rebuilds don'
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import logging
 import os
 import sys
@@ -100,19 +102,64 @@ def _cached_run(folder: Path) -> Path | None:
     return None
 
 
+# Which machine id each hardware key was probed as, per cache folder.
+KNOWN_MACHINES = "machines.json"
+
+
+def hardware_key() -> str:
+    """This machine's hardware as the probe sees it without a framework: platform, CPU, memory, NVML's
+    GPUs and the TPU signal. A rebuild uses it to find its cached measurement without importing torch.
+    """
+    from benchlib.probe.frameworks import tpu_signal
+    from benchlib.probe.host import probe_host
+    from benchlib.probe.nvidia import probe_nvidia
+    from benchlib.probe.platform import detect_platform
+
+    host = probe_host()
+    parts = (detect_platform().name, host.cpu.model, host.cpu.logical_cores, host.memory_total_bytes,
+             sorted(gpu.name for gpu in probe_nvidia()), tpu_signal())
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
+
+
+def _known_machines(folder: Path) -> dict[str, str]:
+    try:
+        known = json.loads((folder / KNOWN_MACHINES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # no record yet, or a damaged one: probe in full
+    return known if isinstance(known, dict) else {}
+
+
+def _remember_machine(folder: Path, key: str, machine_id: str) -> None:
+    known = _known_machines(folder) | {key: machine_id}
+    partial = folder / f".{KNOWN_MACHINES}.{os.getpid()}.partial"
+    try:
+        partial.write_text(json.dumps(known, indent=1), encoding="utf-8")
+        os.replace(partial, folder / KNOWN_MACHINES)
+    except OSError:
+        partial.unlink(missing_ok=True)  # only a shortcut for the next build is lost
+
+
 @functools.cache
 def build_measurement(suite: str, cache_root: Path) -> Path:
     """This machine's results file for ``suite``: from the cache, or measured now (once per process)."""
+    out = cache_root / cache_key(suite)
+    key = hardware_key()
+    known = _known_machines(out).get(key)
+    cached = _cached_run(out / known) if known else None
+    if cached:
+        log.info("benchlib: using the cached %s measurement of this machine: %s", suite, cached)
+        return cached
     from benchlib.probe import probe_machine
     from benchlib.runner import run_suite, select_workloads
 
     machine = probe_machine(results_dir=str(cache_root))
-    out = cache_root / cache_key(suite)
     cached = _cached_run(out / machine.id)
     if cached:
         log.info("benchlib: using the cached %s measurement of this machine: %s", suite, cached)
-        return cached
-    log.info("benchlib: measuring this build machine (%s suite, %s)...", suite, machine.label)
-    outcome = run_suite(select_workloads(suite), suite=suite, device="auto", machine=machine, out_dir=out)
-    log.info("benchlib: measured in %.1f s, saved %s", outcome.wall_s, outcome.path)
-    return outcome.path
+    else:
+        log.info("benchlib: measuring this build machine (%s suite, %s)...", suite, machine.label)
+        outcome = run_suite(select_workloads(suite), suite=suite, device="auto", machine=machine, out_dir=out)
+        log.info("benchlib: measured in %.1f s, saved %s", outcome.wall_s, outcome.path)
+        cached = outcome.path
+    _remember_machine(out, key, machine.id)
+    return cached
