@@ -14,7 +14,6 @@ import errno
 import importlib
 import importlib.util
 import json
-import os
 import sys
 import time
 import traceback
@@ -35,12 +34,11 @@ from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
 from benchlib.results.schema import FAILED_STATUSES, Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
 from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
 from benchlib.telemetry import TelemetrySampler
-from benchlib.workloads import SIZES, RunContext, Workload, get, in_suite
+from benchlib.workloads import SIZES, WORKLOAD_MODULES_ENV, RunContext, Workload, get, import_workload_modules, in_suite
 
 __all__ = ["PEAK_TOLERANCE", "SUITES", "NothingToResume", "ResumeError", "RunOutcome", "SaveError", "resume_run", "run_suite"]
 
 SUITES = SIZES  # defined once, with the workloads
-WORKLOAD_MODULES_ENV = "BENCHLIB_WORKLOAD_MODULES"
 # A budget estimate when neither an earlier run on this machine nor the workload says better.
 FALLBACK_EXPECTED_S = {"quick": 15.0, "standard": 120.0, "full": 600.0}
 # A child's interpreter start and imports (mostly torch), until this run has measured one.
@@ -100,23 +98,11 @@ class RunOutcome:
         return [m.workload for m in self.results.measurements if m.skip_reason == "budget"]
 
 
-def load_workload_modules() -> list[str]:
-    """Import the modules named in ``$BENCHLIB_WORKLOAD_MODULES`` (comma-separated) so their workloads register.
-
-    This is how your own workloads (and the tests' tiny ones) join a run; isolated children
-    inherit the variable and import them too.
-    """
-    names = [n.strip() for n in os.environ.get(WORKLOAD_MODULES_ENV, "").split(",") if n.strip()]
-    for name in names:
-        importlib.import_module(name)
-    return names
-
-
 def select_workloads(suite: str, only: Sequence[str] | None = None) -> list[Workload]:
     """The suite's workloads, or exactly those named in ``only`` (UnknownWorkload if one isn't known)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
-    load_workload_modules()
+    import_workload_modules()
     if only:
         return [get(name) for name in dict.fromkeys(only)]
     return in_suite(suite)
@@ -357,7 +343,7 @@ def _execute(
     saved = _finished_in_order(results)
     resolved = resolve_device(plan.device)
     history = past_durations(path.parent, plan.size)
-    extra_modules = load_workload_modules()
+    extra_modules = import_workload_modules()
     # Snapshots before and after each workload, never during one: watching must not slow it.
     sampler = ConditionsSampler(gpu_index=run_gpu_index() if resolved == "cuda" else None)
     started = time.perf_counter()
@@ -426,7 +412,7 @@ def _execute(
 
 
 def _check_isolatable(workloads: Sequence[Workload]) -> None:
-    load_workload_modules()
+    import_workload_modules()
     for w in workloads:
         try:
             registered = get(w.name)
@@ -551,7 +537,7 @@ def resume_run(
     """
     path = Path(path)
     results = resumable(path, machine)
-    load_workload_modules()
+    import_workload_modules()
     pending = [get(name) for name in unfinished(results)]
     if isolate:
         _check_isolatable(pending)

@@ -40,6 +40,14 @@ def test_unknown_workload_is_a_usage_error():
     assert "Traceback" not in result.output
 
 
+def test_a_workload_module_that_cant_be_imported_is_a_usage_error(monkeypatch):
+    monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", "no_such_workload_module")
+    result = runner.invoke(app, ["run", "--only", "matmul"])
+    assert result.exit_code == 2, result.output
+    assert "BENCHLIB_WORKLOAD_MODULES names 'no_such_workload_module', which can't be imported" in result.output
+    assert "PYTHONPATH" in result.output and "Traceback" not in result.output
+
+
 def test_unknown_suite_and_device_are_usage_errors():
     assert runner.invoke(app, ["run", "--suite", "huge"]).exit_code == 2
     result = runner.invoke(app, ["run", "--device", "tpu"])

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchlib.paths import reported_dir, results_dir
+from benchlib.paths import cache_dir, reported_dir, results_dir
 from benchlib.results.load import PARAM_PREFIX, params_of
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import iter_result_paths, read_results
@@ -54,8 +54,6 @@ def _paths() -> tuple[list[Path], Path, list[str]]:
     build: list[str] = []
     suite = requested_suite()
     if suite:
-        from benchlib.paths import cache_dir
-
         fresh = sources.build_measurement(suite, cache_dir())
         found.append(fresh)
         build.append(str(fresh))

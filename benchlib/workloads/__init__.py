@@ -31,6 +31,31 @@ SIZES = ("quick", "standard", "full")
 WORKLOAD_MODULES_ENV = "BENCHLIB_WORKLOAD_MODULES"
 
 
+class WorkloadModuleError(ImportError):
+    """A module named in ``$BENCHLIB_WORKLOAD_MODULES`` can't be imported."""
+
+    def __init__(self, name: str, cause: BaseException) -> None:
+        super().__init__(
+            f"${WORKLOAD_MODULES_ENV} names {name!r}, which can't be imported ({type(cause).__name__}: {cause}); "
+            "check the module name and that its folder is on PYTHONPATH"
+        )
+
+
+def import_workload_modules() -> list[str]:
+    """Import the modules named in ``$BENCHLIB_WORKLOAD_MODULES`` (comma-separated) so their workloads register.
+
+    This is how your own workloads (and the tests' tiny ones) join a run and a site build; isolated
+    children inherit the variable and import them too.
+    """
+    names = [n.strip() for n in os.environ.get(WORKLOAD_MODULES_ENV, "").split(",") if n.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise WorkloadModuleError(name, exc) from exc
+    return names
+
+
 class UnknownWorkload(KeyError):
     def __init__(self, name: str, known: Iterable[str]) -> None:
         self.name = name
@@ -222,9 +247,7 @@ def _load_all() -> None:
     for module in pkgutil.iter_modules(__path__):
         if not module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{module.name}")
-    for name in os.environ.get(WORKLOAD_MODULES_ENV, "").split(","):
-        if name.strip():
-            importlib.import_module(name.strip())
+    import_workload_modules()
     _loaded = True
 
 
