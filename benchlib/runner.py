@@ -34,7 +34,7 @@ from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
 from benchlib.results.schema import FAILED_STATUSES, Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
 from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
 from benchlib.telemetry import TelemetrySampler
-from benchlib.workloads import SIZES, WORKLOAD_MODULES_ENV, RunContext, Workload, get, import_workload_modules, in_suite
+from benchlib.workloads import SIZES, WORKLOAD_MODULES_ENV, RunContext, Workload, get, import_workload_modules, in_suite, runnable
 
 __all__ = ["PEAK_TOLERANCE", "SUITES", "NothingToResume", "ResumeError", "RunOutcome", "SaveError", "resume_run", "run_suite"]
 
@@ -104,7 +104,7 @@ def select_workloads(suite: str, only: Sequence[str] | None = None) -> list[Work
         raise ValueError(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
     import_workload_modules()
     if only:
-        return [get(name) for name in dict.fromkeys(only)]
+        return [runnable(name) for name in dict.fromkeys(only)]
     return in_suite(suite)
 
 

@@ -40,6 +40,14 @@ def test_unknown_workload_is_a_usage_error():
     assert "Traceback" not in result.output
 
 
+def test_a_declared_workload_that_run_doesnt_measure_is_a_usage_error():
+    result = runner.invoke(app, ["run", "--only", "max_batch"])
+    assert result.exit_code == 2, result.output
+    assert "'max_batch' is not something `benchlib run` measures" in result.output
+    assert "Traceback" not in result.output
+    assert "max_batch" not in runner.invoke(app, ["list"]).output
+
+
 def test_a_workload_module_that_cant_be_imported_is_a_usage_error(monkeypatch):
     monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", "no_such_workload_module")
     result = runner.invoke(app, ["run", "--only", "matmul"])
@@ -180,7 +188,8 @@ def test_list_reads_well_in_a_narrow_terminal(monkeypatch, width):
     lines = out.file.getvalue().splitlines()
     assert all(len(line) <= width and line == line.rstrip() for line in lines)
     for w in all_workloads().values():
-        assert fits(w.description, indented_under(f"{w.name}  {w.framework}", lines), width), w.name
+        if w.run is not None:  # `list` shows what `benchlib run` can run
+            assert fits(w.description, indented_under(f"{w.name}  {w.framework}", lines), width), w.name
 
 
 @pytest.mark.parametrize("width", [80, 60])

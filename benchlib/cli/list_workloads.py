@@ -9,11 +9,12 @@ from benchlib.cli.output import DETAIL_INDENT, Wrapped, console
 
 
 def list_workloads() -> None:
-    """List the registered workloads, their framework and the suites they belong to."""
+    """List the workloads `benchlib run` can run, their framework and the suites they belong to."""
     from benchlib.workloads import all_workloads
 
     lines: list[RenderableType] = [Text("name  framework · metric (unit) · suites", style="dim")]
-    for w in all_workloads().values():
+    # Records that other commands write (max-batch, launch) or only sources report are declared too.
+    for w in (w for w in all_workloads().values() if w.run is not None):
         suites = ", ".join(w.suites) or "in no suite; run it with --only"
         facts = f"  {w.framework} · {w.metric.name} ({w.metric.unit}) · {suites}"
         lines.append(Wrapped(Text.assemble((w.name, "bold"), facts), hanging=len(w.name) + 2))

@@ -25,7 +25,7 @@ from benchlib.isolation import prestart
 from benchlib.results.schema import Machine, MeasurementRecord
 from benchlib.results.store import ResultsError
 from benchlib.score_report import run_summary
-from benchlib.workloads import UnknownWorkload, Workload, WorkloadModuleError
+from benchlib.workloads import NotRunnable, UnknownWorkload, Workload, WorkloadModuleError
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 RESUME_HELP = (
@@ -122,7 +122,7 @@ def workloads_to_run(suite: str, only: list[str] | None, device: str, *, resumin
         runner.resolve_device(device)
     except UnknownWorkload as exc:
         raise usage_error(f"{exc} (see `benchlib list`)")
-    except WorkloadModuleError as exc:
+    except (WorkloadModuleError, NotRunnable) as exc:
         raise usage_error(str(exc))
     except DeviceUnavailable as exc:
         raise usage_error(f"{exc}; use --device auto or cpu")

@@ -56,6 +56,13 @@ def import_workload_modules() -> list[str]:
     return names
 
 
+class NotRunnable(ValueError):
+    """A declared workload that `benchlib run` doesn't run: another command writes it, or sources report it."""
+
+    def __init__(self, workload: "Workload") -> None:
+        super().__init__(f"{workload.name!r} is not something `benchlib run` measures: {workload.description}")
+
+
 class UnknownWorkload(KeyError):
     def __init__(self, name: str, known: Iterable[str]) -> None:
         self.name = name
@@ -281,6 +288,14 @@ def owner(workload: str, framework: str) -> Workload | None:
 def charts() -> dict[str, Chart]:
     """Every declared chart by id, in the order workloads declare them."""
     return {plot.chart.id: plot.chart for w in all_workloads().values() for plot in w.plots}
+
+
+def runnable(name: str) -> Workload:
+    """The workload ``name`` for `benchlib run`: UnknownWorkload if there is none, NotRunnable if it isn't run."""
+    workload = get(name)
+    if workload.run is None:
+        raise NotRunnable(workload)
+    return workload
 
 
 def in_suite(suite: str) -> list[Workload]:
