@@ -1,7 +1,9 @@
-"""`benchlib fit`: peak training memory and the largest batch that fits, predicted without a GPU.
+"""`benchlib fit`: peak memory and the largest batch (or context) that fits, predicted without a GPU.
 
-Bad input (a model, GPU, dtype or size benchlib doesn't know) ends with a one-line message
-naming it and exit code 2.
+Two kinds of model: the five built-in networks (ResNet-50 ... U-Net, full training only, as
+before) and language models (:mod:`benchlib.fit.llm`: shipped configs, a config.json, a hub id or
+``module:factory``) in four modes. Bad input (a model, GPU, mode or option that doesn't apply)
+ends with a one-line message naming it and exit code 2.
 """
 
 from __future__ import annotations
@@ -12,44 +14,93 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.table import Table
 
-from benchlib.cli.fit_options import DtypeOpt, InputOpt, ModelOpt, ModelSizeOpt, OptimizerOpt, parse_bytes, parse_shape
+from benchlib.cli.fit_options import InputOpt, ModelSizeOpt, parse_bytes, parse_shape
 from benchlib.cli.output import console, usage_error
 from benchlib.probe.units import format_bytes
 
 if TYPE_CHECKING:
+    from benchlib.fit.llm import LLMPrediction, Setup
     from benchlib.fit.predict import DeviceMemory, Prediction
+
+ModelOpt = Annotated[str, typer.Option(
+    "--model", help="A language model: a shipped one (e.g. llama-3.2-1b, qwen3-8b; an unknown name lists them), a "
+                    "config.json path, a Hugging Face id or package.module:factory. Or one of the five built-in "
+                    "networks: resnet50, vit_b_16, bert_base, gpt2_small, unet.")]
+DtypeOpt = Annotated[Optional[str], typer.Option(
+    "--dtype", help="Compute dtype: fp32, fp16 or bf16 (autocast over fp32 or quantized weights). Default: fp32 "
+                    "for the built-in networks; for language models the weights' dtype, else bf16 (fp16 where the "
+                    "GPU has no bf16).")]
+OptimizerOpt = Annotated[Optional[str], typer.Option(
+    "--optimizer", help="Built-in networks: adam (default) or sgd. Language models: adamw (default) or "
+                        "paged_adamw_8bit.")]
+ModeOpt = Annotated[Optional[str], typer.Option(
+    "--mode", help="inference, train (full fine-tuning), lora or qlora. Default: train for the five built-in "
+                   "models, inference for language models.")]
 
 
 def fit(
     model: ModelOpt,
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="A GPU in benchlib's specs, e.g. T4, 'A100 40GB SXM', 'RTX 4090'.")] = None,
-    batch: Annotated[Optional[int], typer.Option("--batch", help="Also predict this batch size and say whether it fits.")] = None,
-    dtype: DtypeOpt = "fp32",
-    optimizer: OptimizerOpt = "adam",
+    mode: ModeOpt = None,
+    batch: Annotated[Optional[int], typer.Option("--batch", help="Also say whether this batch fits (language models: default 1).")] = None,
+    seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Language models: tokens per sample (default 2048).")] = None,
+    lora_rank: Annotated[Optional[int], typer.Option("--lora-rank", help="lora/qlora: the adapters' rank (default 16).")] = None,
+    lora_targets: Annotated[str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")] = "all-linear",
+    weights: Annotated[Optional[str], typer.Option("--weights", help="How weights are stored: fp32, fp16, bf16, int8 or nf4. Default: bf16 "
+                                                   "for inference and lora, fp32 for train, nf4 for qlora.")] = None,
+    dtype: DtypeOpt = None,
+    grad_checkpointing: Annotated[bool, typer.Option("--grad-checkpointing", help="Training modes: recompute activations in the backward pass.")] = False,
+    optimizer: OptimizerOpt = None,
     input: InputOpt = None,
     memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Instead of --gpu: a plain memory budget with no CUDA allowances (the CPU case).")] = None,
     size: ModelSizeOpt = "full",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
-    """Predict peak training memory and the largest batch that fits, without a GPU."""
-    from benchlib.fit.models import UnknownModel, get_model
-    from benchlib.fit.predict import UnknownGPU, gpu_memory, memory_limit as limit_budget, predict
+    """Predict peak memory and the largest batch (or, for inference, context) that fits, without a GPU."""
+    from benchlib.fit.models import MODELS
+
+    if model in MODELS:
+        _fit_builtin(model, gpu, mode, batch, seq_len, lora_rank, weights, dtype, grad_checkpointing, optimizer,
+                     input, memory_limit, size, as_json)
+    else:
+        _fit_language_model(model, gpu, mode, batch, seq_len, lora_rank, lora_targets, weights, dtype,
+                            grad_checkpointing, optimizer, input, memory_limit, as_json)
+
+
+def _device(gpu: str | None, memory_limit: str | None) -> DeviceMemory:
+    from benchlib.fit.predict import gpu_memory, memory_limit as limit_budget
+
+    if (gpu is None) == (memory_limit is None):
+        raise ValueError("give either --gpu NAME or --memory-limit SIZE")
+    return gpu_memory(gpu) if gpu else limit_budget(parse_bytes(memory_limit or ""))
+
+
+def _fit_builtin(model: str, gpu: str | None, mode: str | None, batch: int | None, seq_len: int | None,
+                 lora_rank: int | None, weights: str | None, dtype: str | None, grad_checkpointing: bool,
+                 optimizer: str | None, input: str | None, memory_limit: str | None, size: str, as_json: bool) -> None:
+    from benchlib.fit.models import get_model
+    from benchlib.fit.predict import UnknownGPU, predict
     from benchlib.fit.step import DTYPES, OPTIMIZERS, check_choice
 
+    dtype, optimizer = dtype or "fp32", optimizer or "adam"
     try:
-        get_model(model)
+        given = [flag for flag, value in (("--seq-len", seq_len), ("--lora-rank", lora_rank), ("--weights", weights),
+                                          ("--grad-checkpointing", grad_checkpointing or None)) if value is not None]
+        if mode not in (None, "train"):
+            given.insert(0, f"--mode {mode}")
+        if given:
+            raise ValueError(f"{', '.join(given)}: {model} is one of the five built-in networks, predicted for full "
+                             "training only; these options are for language models (e.g. --model llama-3.2-1b)")
         check_choice("dtype", dtype, DTYPES)
         check_choice("optimizer", optimizer, OPTIMIZERS)
-        if (gpu is None) == (memory_limit is None):
-            raise ValueError("give either --gpu NAME or --memory-limit SIZE")
+        device = _device(gpu, memory_limit)
         shape = parse_shape(input) if input else None
         get_model(model).dims(size, shape)
         if batch is not None and batch < 1:
             raise ValueError(f"--batch {batch}: must be at least 1")
-        device = gpu_memory(gpu) if gpu else limit_budget(parse_bytes(memory_limit or ""))
         if gpu and dtype == "bf16":
-            _check_bf16(gpu)
-    except (UnknownModel, UnknownGPU, ValueError) as exc:
+            _check_bf16(gpu, "--dtype bf16")
+    except (UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     # On a GPU torch's optimizers default to the multi-tensor (foreach) code; on the CPU they don't.
     prediction = predict(model, device, batch=batch, dtype=dtype, optimizer=optimizer, size=size,
@@ -60,16 +111,63 @@ def fit(
     _print_prediction(prediction)
 
 
-def _check_bf16(gpu: str) -> None:
+def _fit_language_model(model: str, gpu: str | None, mode: str | None, batch: int | None, seq_len: int | None,
+                        lora_rank: int | None, lora_targets: str, weights: str | None, dtype: str | None,
+                        grad_checkpointing: bool, optimizer: str | None, input: str | None,
+                        memory_limit: str | None, as_json: bool) -> None:
+    from benchlib.fit.llm import DEFAULT_SEQ_LEN, make_setup, predict_llm
+    from benchlib.fit.llm_models import ModelNotFound, resolve_model
+    from benchlib.fit.predict import UnknownGPU
+    from benchlib.paths import cache_dir
+
+    try:
+        if input is not None:
+            raise ValueError("--input is for the five built-in networks; a language model takes --seq-len")
+        device = _device(gpu, memory_limit)
+        mode = mode or "inference"
+        if gpu and not _has_bf16(gpu):
+            for flag, value in (("--dtype", dtype), ("--weights", weights)):
+                if value == "bf16":
+                    _check_bf16(gpu, f"{flag} bf16")
+            if dtype is None and weights in (None, "int8", "nf4"):
+                dtype = "fp16"  # what a reader uses on a GPU without bf16, such as the T4
+        setup = make_setup(mode, weights=weights, dtype=dtype, batch=batch or 1, seq_len=seq_len or DEFAULT_SEQ_LEN,
+                           lora_rank=lora_rank, lora_targets=lora_targets, grad_checkpointing=grad_checkpointing,
+                           optimizer=optimizer or "adamw")
+        language_model = resolve_model(model)
+        prediction = predict_llm(language_model, setup, device, cache_dir=cache_dir() / "fit-llm")
+    except (ModelNotFound, UnknownGPU, ValueError) as exc:
+        raise usage_error(str(exc))
+    if as_json:
+        typer.echo(json.dumps(prediction.as_dict(), indent=2))
+        return
+    _print_llm_prediction(prediction, language_model.title)
+
+
+def _has_bf16(gpu: str) -> bool:
     from benchlib.specs import find_accelerator
 
     spec = find_accelerator(gpu)
-    if spec is not None and spec.bf16_supported is not None and not spec.bf16_supported.value:
-        raise ValueError(f"--dtype bf16: the {spec.name} has no hardware bf16 (see its specs); use --dtype fp16")
+    return not (spec is not None and spec.bf16_supported is not None and not spec.bf16_supported.value)
+
+
+def _check_bf16(gpu: str, option: str) -> None:
+    from benchlib.specs import find_accelerator
+
+    if not _has_bf16(gpu):
+        spec = find_accelerator(gpu)
+        raise ValueError(f"{option}: the {spec.name if spec else gpu} has no hardware bf16 (see its specs); use fp16")
 
 
 def _peak_text(tensor_peak: int, device: DeviceMemory) -> str:
     return f"tensor peak {format_bytes(tensor_peak)}, {format_bytes(device.on_device(tensor_peak))} on the device"
+
+
+def _device_rows(table: Table, d: DeviceMemory) -> None:
+    table.add_row("device", d.name)
+    if d.total_bytes is not None:
+        table.add_row("memory", format_bytes(d.total_bytes))
+    table.add_row("usable", f"{format_bytes(d.usable_bytes)} ({d.basis}; {d.status})")
 
 
 def _print_prediction(p: Prediction) -> None:
@@ -77,10 +175,7 @@ def _print_prediction(p: Prediction) -> None:
     table = Table(title=f"{p.model} ({'x'.join(map(str, p.input_shape))} per sample), {p.dtype}, {p.optimizer}: predicted", show_header=False)
     table.add_column("what")
     table.add_column("value", overflow="fold")
-    table.add_row("device", d.name)
-    if d.total_bytes is not None:
-        table.add_row("memory", format_bytes(d.total_bytes))
-    table.add_row("usable", f"{format_bytes(d.usable_bytes)} ({d.basis}; {d.status})")
+    _device_rows(table, d)
     if d.context_bytes or d.overhead:
         table.add_row("allowances", f"CUDA context {format_bytes(d.context_bytes)}, allocator overhead {d.overhead:.0%} of tensors")
     table.add_row("for tensors", format_bytes(d.tensor_budget))
@@ -94,3 +189,32 @@ def _print_prediction(p: Prediction) -> None:
     table.add_row("how", f"{len(p.traces)} steps traced with FakeTensorMode + MemTracker in {p.seconds:.1f} s; torch {p.torch_version}")
     console.print(table)
     typer.echo("A prediction, not a measurement: benchmarks/fit_accuracy.py compares it with measured peaks.")
+
+
+def _at_text(setup: Setup) -> str:
+    return f"batch {setup.batch} x {setup.seq_len} tokens"
+
+
+def _print_llm_prediction(p: LLMPrediction, title: str) -> None:
+    d, s = p.device, p.setup
+    table = Table(title=f"{title}: {s.describe()}; predicted", show_header=False)
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    _device_rows(table, d)
+    breakdown = p.as_dict()["breakdown"]
+    for kind, label in (("weights", "weights"), ("gradients", "gradients"), ("optimizer_state", "optimizer state"),
+                        ("activations", "activations"), ("kv_cache", "KV cache"), ("cuda_context", "CUDA context"),
+                        ("allocator", f"allocator ({d.overhead:.0%})")):
+        if breakdown[kind]:
+            table.add_row(f"  {label}", format_bytes(breakdown[kind]))
+    verdict = "[green]fits[/]" if p.fits else "[red]does not fit[/]"
+    table.add_row(f"at {_at_text(s)}", f"{format_bytes(p.peak_bytes)}: {verdict}")
+    if p.searched == "context":
+        answer = f"{p.largest:,} tokens" if p.largest else "none: even 1 token does not fit"
+        table.add_row(f"longest context (batch {s.batch})", answer)
+    else:
+        answer = str(p.largest) if p.largest else "none: a batch of 1 does not fit"
+        table.add_row(f"largest batch ({s.seq_len} tokens)", answer)
+    table.add_row("how", f"{p.method}; {p.seconds:.1f} s; " + ", ".join(f"{k} {v}" for k, v in p.versions.items()))
+    console.print(table)
+    typer.echo("A prediction, not a measurement: benchmarks/llm_fit_published.py compares it with published peaks.")

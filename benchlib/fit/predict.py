@@ -132,7 +132,7 @@ def gpu_memory(name: str) -> DeviceMemory:
 # ----------------------------------------------------------------------------- tracing
 
 
-def _tracker_class() -> type:
+def peak_only_tracker() -> type:
     from torch.distributed._tools.mem_tracker import MemTracker
 
     class PeakOnlyTracker(MemTracker):
@@ -177,7 +177,7 @@ class PeakTracer:
         import torch
 
         self.step.set_batch(batch)
-        tracker = (tracker_class or _tracker_class())()
+        tracker = (tracker_class or peak_only_tracker())()
         s = self.step
         with self.mode:
             tracker.track_external(s.model, s.optimizer, s.inputs, s.targets)
@@ -277,14 +277,16 @@ class Prediction:
         return out
 
 
-def _read_cache(path: Path) -> dict[int, int]:
+def read_traces(path: Path) -> dict[int, Any]:
+    """Cached traces by size (a batch or a context length); {} if missing or damaged."""
     try:
-        return {int(b): int(v) for b, v in json.loads(path.read_text(encoding="utf-8"))["traces"].items()}
+        return {int(b): v for b, v in json.loads(path.read_text(encoding="utf-8"))["traces"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}  # a missing or damaged cache entry is traced again
 
 
-def _write_cache(path: Path, key: dict[str, Any], traces: dict[int, int]) -> None:
+def write_traces(path: Path, key: dict[str, Any], traces: dict[int, Any]) -> None:
+    """Write ``traces`` with the ``key`` they were traced under, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -315,7 +317,7 @@ class Predictor:
             "foreach": foreach, "torch": self.torch_version, "benchlib": benchlib.__version__, "cache": CACHE_VERSION,
         }
         self.cache = cache_dir / f"{_key_name(self.key)}.json" if cache_dir else None
-        self.traces: dict[int, int] = _read_cache(self.cache) if self.cache else {}
+        self.traces: dict[int, int] = {b: int(v) for b, v in read_traces(self.cache).items()} if self.cache else {}
         self._tracer: PeakTracer | None = None
 
     def peak(self, batch: int) -> int:
@@ -326,7 +328,7 @@ class Predictor:
                                           foreach=self.foreach, input_shape=self.input_shape)
             self.traces[batch] = self._tracer.peak(batch)
             if self.cache:
-                _write_cache(self.cache, self.key, self.traces)
+                write_traces(self.cache, self.key, self.traces)
         return self.traces[batch]
 
     def predict(self, device: DeviceMemory, batch: int | None = None, *, verify: bool = True) -> Prediction:

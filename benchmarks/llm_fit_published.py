@@ -1,0 +1,54 @@
+"""How close is `benchlib fit` to peak memories other people measured on GPUs?
+
+Reads the published measurements in ``benchlib/fit/published_llm_memory.yaml`` (source, date and
+the setup each one states), predicts each comparable row the way `benchlib fit` does, and
+prints predicted against published with the error, then the median absolute error: over all
+compared rows, and over those whose source ran plain transformers code (the code the
+prediction traces). The target is a median absolute error of 10 % or less. Rows that can't be
+compared are listed with the reason. No GPU is needed; traces are cached in .cache/fit-llm.
+
+    python benchmarks/llm_fit_published.py
+"""
+
+from __future__ import annotations
+
+import time
+
+from benchlib.fit.predict import ALLOCATOR_OVERHEAD
+from benchlib.fit.published import TARGET_MEDIAN_ERROR, compare, median_abs_error, published_rows
+from benchlib.paths import cache_dir
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.0%}"
+
+
+def main() -> None:
+    started = time.perf_counter()
+    comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir() / "fit-llm") for row in published_rows()]
+    print(f"{'source':<16} {'model':<22} {'mode':<9} {'b x len':>9} {'published':>10} {'predicted':>10} {'error':>6}")
+    for c in comparisons:
+        r = c.published.row
+        if c.predicted_bytes is None:
+            continue
+        unit = r["unit"]
+        scale = c.published.measured_bytes / float(r["measured"])
+        print(f"{r['source'][:16]:<16} {r['model'].split('/')[-1][:22]:<22} {r['mode']:<9} "
+              f"{r['batch']:>3}x{r['seq_len']:<5} {float(r['measured']):>7.2f} {unit:<3}"
+              f"{c.predicted_bytes / scale:>7.2f} {unit:<3}{_percent(c.error):>5}")
+    compared = [c for c in comparisons if c.error is not None]
+    plain = [c for c in compared if c.published.plain_transformers]
+    print()
+    print(f"median absolute error: {median_abs_error(compared):.1%} over {len(compared)} rows; "
+          f"{median_abs_error(plain) or 0:.1%} over the {len(plain)} rows run with plain transformers code "
+          f"(target {TARGET_MEDIAN_ERROR:.0%})")
+    left_out = [c for c in comparisons if c.reason]
+    print(f"left out ({len(left_out)}):")
+    for c in left_out:
+        r = c.published.row
+        print(f"  {r['source']}, {r['model'].split('/')[-1]} {r['mode']}: {c.reason}")
+    print(f"({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
