@@ -131,10 +131,11 @@ def _fit_language_model(model: str, gpu: str | None, mode: str | None, batch: in
                     _check_bf16(gpu, f"{flag} bf16")
             if dtype is None and weights in (None, "int8", "nf4"):
                 dtype = "fp16"  # what a reader uses on a GPU without bf16, such as the T4
-        setup = make_setup(mode, weights=weights, dtype=dtype, batch=batch or 1, seq_len=seq_len or DEFAULT_SEQ_LEN,
+        language_model = resolve_model(model)
+        setup = make_setup(mode, weights=weights, dtype=dtype, batch=batch or 1,
+                           seq_len=seq_len or min(DEFAULT_SEQ_LEN, language_model.max_positions()),
                            lora_rank=lora_rank, lora_targets=lora_targets, grad_checkpointing=grad_checkpointing,
                            optimizer=optimizer or "adamw")
-        language_model = resolve_model(model)
         prediction = predict_llm(language_model, setup, device, cache_dir=cache_dir() / "fit-llm")
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
@@ -211,6 +212,8 @@ def _print_llm_prediction(p: LLMPrediction, title: str) -> None:
     table.add_row(f"at {_at_text(s)}", f"{format_bytes(p.peak_bytes)}: {verdict}")
     if p.searched == "context":
         answer = f"{p.largest:,} tokens" if p.largest else "none: even 1 token does not fit"
+        if p.largest == p.limit:
+            answer += " (the model's maximum)"
         table.add_row(f"longest context (batch {s.batch})", answer)
     else:
         answer = str(p.largest) if p.largest else "none: a batch of 1 does not fit"

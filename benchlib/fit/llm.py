@@ -6,10 +6,12 @@ names), built under ``FakeTensorMode`` with no weights; LoRA adapters come from 
 One step (a prefill for inference, forward + backward + optimizer update for training) runs
 inside torch's ``MemTracker``, which keeps the peak of live tensors by kind.
 
-Reduced depth: the decoder layers of these models are identical, so every kind of memory at the
-peak is an affine function of the number of layers. The step is traced at ``DEPTHS`` (2 and 3
-layers) and extrapolated to the config's depth; ``tests/test_fit_llm.py`` checks that against
-full-depth traces. Models whose layers differ (a ``layer_types`` list with more than one kind),
+Reduced depth: the decoder layers of these models are identical, so the memory live at any one
+point of a step is an affine function of the number of layers, and a step's peak is the highest
+of those. A phase of the step (a prefill; a forward + backward pass; an optimizer update) keeps
+its peak at the same point as layers are added, once there are a few of them, so each phase is
+traced at ``DEPTHS`` (3 and 4 layers), extrapolated on its own to the config's depth, and the
+higher phase is the answer. ``tests/test_fit_llm.py`` checks that against full-depth traces. Models whose layers differ (a ``layer_types`` list with more than one kind),
 and plain torch models from ``module:factory``, are traced at full depth.
 """
 
@@ -19,7 +21,8 @@ import hashlib
 import json
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -38,7 +41,7 @@ DEFAULT_SEQ_LEN = 2048
 DEFAULT_LORA_RANK = 16
 # QLoRA's paper and peft's "all-linear" adapt every linear layer of the decoder but the output.
 DEFAULT_LORA_TARGETS = "all-linear"
-DEPTHS = (2, 3)
+DEPTHS = (3, 4)
 # bitsandbytes' 8-bit optimizers keep each state in one byte per value with an fp32 maximum per
 # block of 256 values (``bitsandbytes.optim`` block-wise quantization).
 EIGHT_BIT_BLOCK = 256
@@ -241,38 +244,38 @@ class StepTracer:
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
 
-    def peak(self, size: int) -> dict[str, int]:
-        """The peak of live tensors in one step at ``size``, by kind (see ``BREAKDOWN``) and in total."""
+    def peak(self, size: int) -> dict[str, dict[str, int]]:
+        """The peak of live tensors in each phase of one step at ``size``, by kind (``BREAKDOWN``) and in total.
+
+        Training has two phases, forward + backward and the optimizer update, traced apart: each
+        grows by its own amount per layer, and which one is higher can change with depth.
+        """
         import torch
 
         batch, seq_len = (self.setup.batch, size) if not self.setup.trains else (size, self.setup.seq_len)
         with self.mode:
             inputs = self.language_model.inputs(self.model, batch, seq_len, self.vocab, self.setup.trains)
+        if not self.setup.trains:
+            with self._tracking(inputs) as tracker, torch.no_grad():
+                output = self.language_model.prefill(self.model, inputs)
+            return {"prefill": _by_kind(tracker, _cache_bytes(output))}
+        with self._tracking(inputs) as forward_backward:
+            with torch.autocast("cpu", dtype=_torch_dtype(self.setup.dtype), enabled=self._autocast):
+                loss = self.language_model.loss(self.model, inputs)
+            loss.backward()
+        del loss
+        with self._tracking(inputs) as update:
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+        return {"forward_backward": _by_kind(forward_backward), "optimizer_step": _by_kind(update)}
+
+    @contextmanager
+    def _tracking(self, inputs: dict[str, Any]) -> Iterator[Any]:
         tracker = _tracker_class()()
-        kv_bytes = 0
         with self.mode:
             tracker.track_external(self.model, *([self.optimizer] if self.optimizer else []), *inputs.values())
             with tracker:
-                if self.setup.trains:
-                    with torch.autocast("cpu", dtype=_torch_dtype(self.setup.dtype), enabled=self._autocast):
-                        loss = self.language_model.loss(self.model, inputs)
-                    loss.backward()
-                    self.optimizer.step()
-                    self.optimizer.zero_grad(set_to_none=True)
-                else:
-                    with torch.no_grad():
-                        output = self.language_model.prefill(self.model, inputs)
-                    kv_bytes = _cache_bytes(output)
-        snapshot = next(s for d, s in tracker.get_tracker_snapshot("peak").items() if isinstance(d, torch.device))
-        kinds = {str(getattr(k, "value", k)): int(v) for k, v in snapshot.items()}
-        return {
-            "weights": kinds["Parameter"] + kinds["Buffer"],
-            "gradients": kinds["Gradient"],
-            "optimizer_state": kinds["Optstate"],
-            "activations": kinds["Activation"] + kinds["Temp"] + kinds["Other"] - kv_bytes,
-            "kv_cache": kv_bytes,
-            "total": kinds["Total"],
-        }
+                yield tracker
 
     @property
     def _autocast(self) -> bool:
@@ -280,6 +283,21 @@ class StepTracer:
         # autocast; pure fp16/bf16 full fine-tuning, like torchtune and litgpt's "bf16-true", doesn't.
         pure = self.setup.mode == "train" and self.setup.weights in ("fp16", "bf16")
         return self.setup.dtype != "fp32" and not pure
+
+
+def _by_kind(tracker: Any, kv_bytes: int = 0) -> dict[str, int]:
+    import torch
+
+    snapshot = next(s for d, s in tracker.get_tracker_snapshot("peak").items() if isinstance(d, torch.device))
+    kinds = {str(getattr(k, "value", k)): int(v) for k, v in snapshot.items()}
+    return {
+        "weights": kinds["Parameter"] + kinds["Buffer"],
+        "gradients": kinds["Gradient"],
+        "optimizer_state": kinds["Optstate"],
+        "activations": kinds["Activation"] + kinds["Temp"] + kinds["Other"] - kv_bytes,
+        "kv_cache": kv_bytes,
+        "total": kinds["Total"],
+    }
 
 
 class _NoHook:
@@ -346,6 +364,7 @@ class LLMPrediction:
     fits: bool
     searched: str
     largest: int
+    limit: int
     method: str
     seconds: float
     versions: dict[str, str]
@@ -406,7 +425,7 @@ class LLMPredictor:
     def limit(self) -> int:
         return self.model.max_positions() if not self.setup.trains else 1 << 16
 
-    def _trace(self, depth: int | None, size: int) -> dict[str, int]:
+    def _trace(self, depth: int | None, size: int) -> dict[str, dict[str, int]]:
         started = time.perf_counter()
         if depth not in self._tracers:
             self._tracers[depth] = StepTracer(self.model, self.setup, depth)
@@ -415,15 +434,20 @@ class LLMPredictor:
         return peak
 
     def breakdown(self, size: int) -> dict[str, int]:
-        """Peak memory by kind at ``size`` (context or batch), extrapolated to the model's depth."""
+        """Peak memory by kind at ``size`` (context or batch), extrapolated to the model's depth.
+
+        Each phase of the step is extrapolated on its own; the peak is the higher phase.
+        """
         if size not in self.traces:
             if len(self.depths) == 1:
-                self.traces[size] = self._trace(self.depths[0], size)
+                phases = self._trace(self.depths[0], size)
             else:
                 low, high = self.depths
                 a, b = self._trace(low, size), self._trace(high, size)
                 layers = self.model.depth or high
-                self.traces[size] = {k: a[k] + (layers - low) * (b[k] - a[k]) // (high - low) for k in a}
+                phases = {phase: {k: a[phase][k] + (layers - low) * (b[phase][k] - a[phase][k]) // (high - low)
+                                  for k in a[phase]} for phase in a}
+            self.traces[size] = max(phases.values(), key=lambda kinds: kinds["total"])
             if self.cache:
                 write_traces(self.cache, self.key, self.traces)
         return self.traces[size]
@@ -441,8 +465,9 @@ class LLMPredictor:
     def predict(self, device: DeviceMemory, *, verify: bool = True) -> LLMPrediction:
         started = time.perf_counter()
         size = self.setup.seq_len if not self.setup.trains else self.setup.batch
-        if not self.setup.trains and size > self.limit():
-            raise ValueError(f"--seq-len {size}: {self.model.title} reads at most {self.limit()} tokens")
+        if self.setup.seq_len > self.model.max_positions():
+            raise ValueError(f"--seq-len {self.setup.seq_len}: {self.model.title} reads at most "
+                             f"{self.model.max_positions()} tokens")
         at = dict(self.breakdown(size))
         largest = solve_max_batch(self.peak, device.tensor_budget, {s: b["total"] for s, b in self.traces.items()},
                                   limit=self.limit(), verify=verify)
@@ -450,7 +475,7 @@ class LLMPredictor:
         return LLMPrediction(
             model=self.model.name, setup=self.setup, device=device, breakdown=at, tensor_peak_bytes=tensor_peak,
             peak_bytes=device.on_device(tensor_peak), fits=tensor_peak <= device.tensor_budget, searched=self.searched,
-            largest=largest, method=self.method(), seconds=time.perf_counter() - started, versions=self.versions,
+            largest=largest, limit=self.limit(), method=self.method(), seconds=time.perf_counter() - started, versions=self.versions,
             traces={s: b["total"] for s, b in sorted(self.traces.items())},
         )
 

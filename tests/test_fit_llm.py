@@ -1,0 +1,270 @@
+"""`benchlib fit` for language models: the extrapolation, the storage it models and the command's interface."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from benchlib.cli.fit import fit
+from benchlib.fit.llm import DEPTHS, LLMPredictor, StepTracer, make_setup
+from benchlib.fit.llm_models import LanguageModel, resolve_model, shipped_models
+from benchlib.fit.predict import memory_limit
+from benchlib.fit.quantized import storage_bytes
+from benchlib.probe.units import GIB
+
+LAYERS = 6
+
+
+def tiny_llama(layers: int = LAYERS, **extra) -> LanguageModel:
+    from transformers import LlamaConfig
+
+    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=layers, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=512, max_position_embeddings=4096,
+                         architectures=["LlamaForCausalLM"], **extra)
+    return LanguageModel("tiny-llama", "Tiny Llama", config=config)
+
+
+SETUPS = {
+    "inference": make_setup("inference", seq_len=64),
+    "inference nf4": make_setup("inference", weights="nf4", seq_len=64),
+    "train fp32 + bf16 autocast": make_setup("train", dtype="bf16", batch=2, seq_len=32),
+    "train pure bf16": make_setup("train", weights="bf16", batch=2, seq_len=32),
+    "lora": make_setup("lora", batch=2, seq_len=32, lora_rank=4),
+    "lora q,v with checkpointing": make_setup("lora", batch=2, seq_len=32, lora_rank=4, lora_targets="q_proj,v_proj",
+                                              grad_checkpointing=True),
+    "qlora": make_setup("qlora", batch=2, seq_len=32, lora_rank=4),
+    "qlora 8-bit paged optimizer": make_setup("qlora", batch=2, seq_len=32, lora_rank=4, optimizer="paged_adamw_8bit",
+                                              grad_checkpointing=True),
+    "lora int8": make_setup("lora", weights="int8", batch=2, seq_len=32, lora_rank=4),
+}
+
+
+@pytest.mark.parametrize("name", SETUPS)
+def test_the_extrapolation_from_two_depths_equals_a_full_depth_trace(name):
+    setup = SETUPS[name]
+    model = tiny_llama()
+    size = setup.batch if setup.trains else setup.seq_len
+    predicted = LLMPredictor(model, setup).breakdown(size)
+    assert LLMPredictor(model, setup).depths == DEPTHS
+    phases = StepTracer(model, setup, None).peak(size)
+    assert predicted == max(phases.values(), key=lambda kinds: kinds["total"])
+
+
+def test_a_model_whose_layers_differ_is_traced_at_full_depth():
+    model = tiny_llama(layer_types=["full_attention", "sliding_attention"] * 3, sliding_window=16)
+    predictor = LLMPredictor(model, make_setup("inference", seq_len=32))
+    assert predictor.depths == (LAYERS,)
+    assert "full depth (6 layers)" in predictor.method()
+
+
+def test_the_kv_cache_is_two_tensors_per_layer_of_the_prompts_keys_and_values():
+    setup = make_setup("inference", batch=3, seq_len=100)
+    breakdown = LLMPredictor(tiny_llama(), setup).breakdown(100)
+    head_dim, kv_heads, bf16 = 64 // 4, 2, 2
+    assert breakdown["kv_cache"] == 2 * LAYERS * 3 * kv_heads * head_dim * 100 * bf16
+
+
+def test_weights_are_the_parameters_in_their_storage():
+    model = tiny_llama()
+    hidden, ff, vocab = 64, 128, 512
+    linears = [(64, 64), (32, 64), (32, 64), (64, 64), (ff, hidden), (ff, hidden), (hidden, ff)]  # q k v o gate up down
+    per_layer_params = sum(o * i for o, i in linears) + 2 * hidden  # two norms
+    params = LAYERS * per_layer_params + 2 * vocab * hidden + hidden  # untied embeddings and head, final norm
+    setup = make_setup("inference", seq_len=8)
+    # Buffers (the rotary embedding's fp32 frequencies) count as weights too.
+    rotary = sum(b.numel() * b.element_size() for b in StepTracer(model, setup, None).model.buffers())
+    bf16 = LLMPredictor(model, setup).breakdown(8)
+    assert bf16["weights"] == 2 * params + rotary
+    # NF4: linear layers in bitsandbytes' layout; the rest (embeddings, norms, head) kept in the compute dtype.
+    nf4 = LLMPredictor(model, make_setup("inference", weights="nf4", seq_len=8)).breakdown(8)
+    quantized = LAYERS * sum(sum(storage_bytes(o, i, "nf4").values()) for o, i in linears)
+    assert nf4["weights"] == quantized + 2 * (params - LAYERS * sum(o * i for o, i in linears)) + rotary
+
+
+def test_nf4_storage_is_what_bitsandbytes_keeps():
+    import torch
+    from bitsandbytes.functional import quantize_4bit
+
+    def nbytes(t: torch.Tensor) -> int:
+        return t.numel() * t.element_size()
+
+    for double_quant in (True, False):
+        packed, state = quantize_4bit(torch.randn(256, 192), quant_type="nf4", compress_statistics=double_quant)
+        kept = nbytes(packed) + nbytes(state.absmax) + nbytes(state.code)
+        if double_quant:
+            kept += nbytes(state.state2.absmax) + nbytes(state.state2.code) + nbytes(state.offset.reshape(1))
+        assert sum(storage_bytes(256, 192, "nf4", double_quant).values()) == kept
+
+
+def test_modes_rank_as_their_memory_should():
+    model = resolve_model("llama-3.2-1b")
+    peaks = {mode: LLMPredictor(model, make_setup(mode, seq_len=256)).peak(1) for mode in ("train", "lora", "qlora")}
+    assert peaks["qlora"] < peaks["lora"] < peaks["train"]
+
+
+def test_checkpointing_trades_activations_for_recompute():
+    model = tiny_llama()
+    plain = LLMPredictor(model, make_setup("lora", batch=4, seq_len=256)).breakdown(4)
+    checkpointed = LLMPredictor(model, make_setup("lora", batch=4, seq_len=256, grad_checkpointing=True)).breakdown(4)
+    assert checkpointed["activations"] < plain["activations"]
+    assert checkpointed["weights"] == plain["weights"]
+
+
+def test_predictions_answer_fits_and_the_largest_batch_or_context():
+    model = tiny_llama()
+    device = memory_limit(8 * 1024**2)
+    inference = LLMPredictor(model, make_setup("inference", seq_len=64)).predict(device)
+    assert inference.searched == "context" and 64 <= inference.largest <= 4096 and inference.fits
+    training = LLMPredictor(model, make_setup("lora", batch=1, seq_len=64)).predict(device)
+    assert training.searched == "batch" and training.largest >= 1
+    over = LLMPredictor(model, make_setup("lora", batch=training.largest + 1, seq_len=64)).predict(device)
+    assert not over.fits
+
+
+def test_traces_are_cached_on_disk_and_reused(tmp_path, monkeypatch):
+    model, setup = tiny_llama(), make_setup("qlora", batch=2, seq_len=32)
+    first = LLMPredictor(model, setup, tmp_path).breakdown(2)
+    monkeypatch.setattr(StepTracer, "peak", lambda *a: pytest.fail("traced again"))
+    assert LLMPredictor(model, setup, tmp_path).breakdown(2) == first
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"mode": "train", "weights": "nf4"}, "quantized weights can't be trained"),
+    ({"mode": "qlora", "weights": "bf16"}, "--mode qlora stores the base in nf4"),
+    ({"mode": "inference", "lora_rank": 8}, "--lora-rank applies to --mode lora or qlora"),
+    ({"mode": "inference", "grad_checkpointing": True}, "--grad-checkpointing applies to training modes"),
+    ({"mode": "finetune"}, "--mode 'finetune'"),
+    ({"mode": "lora", "weights": "bf16", "dtype": "fp16"}, "--weights bf16 computes in bf16"),
+])
+def test_setups_that_make_no_sense_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        make_setup(**kwargs)
+
+
+# ----------------------------------------------------------------------------- shipped configs
+
+
+def test_every_shipped_config_builds_with_transformers_own_class():
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    for shipped in shipped_models().values():
+        model = resolve_model(shipped.name)
+        assert shipped.source.startswith("https://huggingface.co/") and shipped.release and shipped.checked
+        with torch.device("meta"), FakeTensorMode(allow_non_fake_inputs=True):
+            built = model.build(2, torch.bfloat16)
+        assert type(built).__name__ == shipped.config["architectures"][0]
+        assert built.config.num_hidden_layers == 2 and model.depth == shipped.config["num_hidden_layers"]
+
+
+def test_an_8b_model_is_about_16_gb_in_bf16_and_a_quarter_of_that_in_nf4():
+    model = resolve_model("meta-llama/Llama-3.1-8B")
+    bf16 = LLMPredictor(model, make_setup("inference", seq_len=16)).breakdown(16)["weights"]
+    nf4 = LLMPredictor(model, make_setup("inference", weights="nf4", seq_len=16)).breakdown(16)["weights"]
+    assert 8.0e9 * 2 < bf16 < 8.1e9 * 2  # 8.03 billion parameters
+    # Linear layers in 4 bits; embeddings and the output layer (2 x 0.53 billion) stay in bf16.
+    assert 5.0 * GIB < nf4 < 6.0 * GIB
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def command() -> typer.Typer:
+    app = typer.Typer()
+    app.command("fit")(fit)
+    app.command("unused")(lambda: None)
+    return app
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(command(), ["fit", *args])
+
+
+def test_fit_answers_for_a_shipped_model_as_json():
+    result = invoke("--model", "qwen2.5-0.5b", "--mode", "qlora", "--gpu", "T4", "--seq-len", "512", "--json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert isinstance(answer["tensor_peak_bytes"], int) and isinstance(answer["peak_bytes"], int)
+    assert answer["peak_bytes"] > answer["tensor_peak_bytes"] and answer["fits"] is True
+    assert set(answer["breakdown"]) == {"weights", "gradients", "optimizer_state", "activations", "kv_cache",
+                                        "cuda_context", "allocator"}
+    assert sum(answer["breakdown"].values()) == answer["peak_bytes"]
+    assert answer["setup"]["weights"] == "nf4" and answer["setup"]["dtype"] == "fp16"  # the T4 has no bf16
+    assert answer["largest_batch"] >= 1
+
+
+def test_fit_reads_a_config_json(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 64,
+                                  "intermediate_size": 128, "num_hidden_layers": 6, "num_attention_heads": 4,
+                                  "num_key_value_heads": 2, "vocab_size": 500, "max_position_embeddings": 1024}))
+    result = invoke("--model", str(config), "--memory-limit", "64MiB", "--seq-len", "128")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "at batch 1 x 128 tokens" in text and "fits" in text
+    assert "longest context (batch 1) │ 1,024 tokens (the model's maximum)" in text
+    answer = json.loads(invoke("--model", str(config), "--memory-limit", "64MiB", "--json").stdout)
+    assert "extrapolated per layer to 6" in answer["method"] and answer["largest_context"] == 1024
+
+
+def test_fit_builds_a_model_from_a_factory(tmp_path, monkeypatch):
+    (tmp_path / "my_models.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        def tiny_gpt2():
+            from transformers import GPT2Config, GPT2LMHeadModel
+            return GPT2LMHeadModel(GPT2Config(n_embd=64, n_layer=6, n_head=4, vocab_size=300, n_positions=256))
+
+        class Plain(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(300, 32)
+                self.mix = nn.Linear(32, 32)
+                self.head = nn.Linear(32, 300)
+
+            def forward(self, ids):
+                return self.head(torch.relu(self.mix(self.embed(ids))))
+
+        def plain():
+            return Plain()
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    gpt2 = invoke("--model", "my_models:tiny_gpt2", "--mode", "lora", "--memory-limit", "256MiB", "--seq-len", "64", "--json")
+    assert gpt2.exit_code == 0, gpt2.output
+    answer = json.loads(gpt2.stdout)
+    assert "extrapolated per layer to 6" in answer["method"] and answer["fits"]
+    plain = invoke("--model", "my_models:plain", "--mode", "train", "--memory-limit", "256MiB", "--seq-len", "64", "--json")
+    assert plain.exit_code == 0, plain.output
+    answer = json.loads(plain.stdout)
+    assert "full depth" in answer["method"] and answer["breakdown"]["optimizer_state"] > 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--model", "lama-3.2-1b", "--gpu", "T4"], "unknown model 'lama-3.2-1b' (did you mean 'llama-3.2-1b'?)"),
+    (["--model", "llama-3.2-1b", "--gpu", "T4", "--mode", "train", "--weights", "nf4"], "quantized weights can't be trained"),
+    (["--model", "llama-3.2-1b", "--gpu", "T4", "--dtype", "bf16"], "--dtype bf16: the T4 has no hardware bf16"),
+    (["--model", "llama-3.2-1b", "--gpu", "T4", "--input", "3x224x224"], "--input is for the five built-in networks"),
+    (["--model", "missing/config.json", "--gpu", "T4"], "--model missing/config.json: no config.json there"),
+    (["--model", "nowhere_module:factory", "--gpu", "T4"], "can't import nowhere_module"),
+    (["--model", "resnet50", "--gpu", "T4", "--mode", "lora"], "--mode lora: resnet50 is one of the five built-in networks"),
+])
+def test_fit_rejects_bad_language_model_input_by_name(args, message, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    output = " ".join(result.output.split())
+    assert message in output and "Traceback" not in output
+
+
+def test_a_config_that_is_not_json_is_named(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text("{not json")
+    result = invoke("--model", str(config), "--gpu", "T4")
+    squashed = "".join(result.output.split())  # rich may wrap a long path
+    assert result.exit_code == 2
+    assert f"--model{config}:notareadableJSONconfig" in squashed and "Traceback" not in squashed
