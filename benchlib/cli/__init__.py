@@ -1,4 +1,5 @@
-"""The `benchlib` command: probe, list, run, show, validate, import, schema, score, facts, fit, max-batch, launch.
+"""The `benchlib` command: probe, list, run, show, validate, import, schema, score, facts, fit, fit-table, max-batch,
+launch.
 
 Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported), a file
 is invalid, or the results file can't be written (a full disk); 2 usage error, with a one-line
@@ -17,6 +18,7 @@ import typer
 from benchlib.cli import (
     facts,
     fit,
+    fit_table,
     import_results,
     launch,
     list_workloads,
@@ -51,6 +53,7 @@ COMMANDS = {
     "score": score.score_command,
     "max-batch": max_batch.max_batch,
     "fit": fit.fit,
+    "fit-table": fit_table.fit_table,
 }
 for name, command in COMMANDS.items():
     app.command(name)(command)

@@ -1,0 +1,159 @@
+"""The "Can I run it?" table: every shipped language model on the GPUs readers get, predicted once and committed.
+
+Predicting the whole table takes minutes, too long for every site build, so `benchlib fit-table`
+writes it to ``llm_fit_table.json`` (with the versions, date and allowances it used) and the
+site reads that file. The comparison with published measurements (:mod:`benchlib.fit.published`)
+goes in the same file. ``tests/test_llm_table.py`` re-predicts cells to check the file is current.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from benchlib.fit.llm import LLMPredictor, Setup, make_setup, versions
+from benchlib.fit.llm_models import resolve_model, shipped_models
+from benchlib.fit.predict import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, CUDA_CONTEXT_SOURCE, DeviceMemory, gpu_memory
+from benchlib.fit.published import compare, median_abs_error, published_rows
+
+TABLE_FILE = Path(__file__).with_name("llm_fit_table.json")
+TRAINING_SEQ_LEN = 1024
+
+
+@dataclass(frozen=True)
+class Column:
+    """A GPU a reader gets: ``count`` of them (two T4s on Kaggle)."""
+
+    key: str
+    label: str
+    gpu: str
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Task:
+    """One way of using a model, answered by its largest context (inference) or batch (training)."""
+
+    key: str
+    title: str
+    setup: Setup
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("t4", "T4", "T4"),
+    Column("t4x2", "T4 ×2", "T4", 2),
+    Column("p100", "P100", "P100 PCIe 16GB"),
+    Column("l4", "L4", "L4"),
+    Column("a100-40", "A100 40GB", "A100 40GB SXM"),
+    Column("a100-80", "A100 80GB", "A100 80GB SXM"),
+    Column("h100", "H100", "H100 SXM"),
+    Column("rtx-pro-6000", "RTX PRO 6000", "RTX PRO 6000 Blackwell"),
+    Column("rtx-4090", "RTX 4090", "GeForce RTX 4090"),
+    Column("rtx-5090", "RTX 5090", "GeForce RTX 5090"),
+)
+# Training with gradient checkpointing, as recipes for small GPUs do. On GPUs without bf16 (T4,
+# P100) readers compute in fp16 instead: the same bytes, so one prediction serves every column.
+TASKS: tuple[Task, ...] = (
+    Task("inference", "Inference: longest context at batch 1", make_setup("inference", seq_len=TRAINING_SEQ_LEN)),
+    Task("qlora", f"QLoRA: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
+         make_setup("qlora", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True)),
+    Task("lora", f"LoRA: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
+         make_setup("lora", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True)),
+    Task("train", f"Full fine-tuning: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
+         make_setup("train", dtype="bf16", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True)),
+)
+
+# snippets/qlora_finetune.py's model and setup on a T4, which computes in fp16 (a test checks the snippet still says so).
+SNIPPET_MODEL = "qwen2.5-0.5b"
+SNIPPET_SETUP = make_setup("qlora", dtype="fp16", batch=4, seq_len=512, lora_rank=16, grad_checkpointing=True)
+SNIPPET_GPU = "T4"
+
+
+def column_memory(column: Column) -> DeviceMemory:
+    """The memory a column offers. Two GPUs: inference splits the layers across both
+    (``device_map="auto"``), so their memory adds up, each with its own CUDA context; training
+    runs data-parallel, one copy per GPU, so a cell gives the batch on each."""
+    one = gpu_memory(column.gpu)
+    if column.count == 1:
+        return one
+    return DeviceMemory(
+        name=f"{column.count} x {one.name}", usable_bytes=column.count * one.usable_bytes, basis=one.basis,
+        status=one.status, context_bytes=column.count * one.context_bytes, overhead=one.overhead,
+        total_bytes=column.count * (one.total_bytes or 0), source=one.source, as_of=one.as_of,
+    )
+
+
+def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambda step: None,
+                  models: list[str] | None = None) -> dict[str, Any]:
+    """Every cell of the table and the published comparison, with what they were predicted with."""
+    columns = [(c, gpu_memory(c.gpu), column_memory(c)) for c in COLUMNS]
+    rows = []
+    for shipped in shipped_models().values():
+        if not shipped.on_page or (models and shipped.name not in models):
+            continue
+        model = resolve_model(shipped.name)
+        cells: dict[str, dict[str, int]] = {}
+        peaks: dict[str, dict[str, int]] = {}
+        for task in TASKS:
+            on_step(f"{shipped.title}: {task.key}")
+            predictor = LLMPredictor(model, task.setup, cache_dir)
+            cells[task.key] = {
+                c.key: predictor.predict(pair if task.key == "inference" else one, verify=False).largest
+                for c, one, pair in columns
+            }
+            size = task.setup.seq_len if task.key == "inference" else 1
+            peaks[task.key] = predictor.breakdown(size)
+        rows.append({"model": shipped.name, "title": shipped.title, "hf_id": shipped.hf_id, "source": shipped.source,
+                     "release": shipped.release, "max_positions": model.max_positions(), "cells": cells,
+                     "peaks_at_one": peaks})
+    on_step("the QLoRA snippet and published measurements")
+    snippet = LLMPredictor(resolve_model(SNIPPET_MODEL), SNIPPET_SETUP, cache_dir).predict(gpu_memory(SNIPPET_GPU))
+    comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir) for row in published_rows()]
+    compared = [c for c in comparisons if c.error is not None]
+    return {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "versions": versions(),
+        "allowances": {"cuda_context_bytes": CUDA_CONTEXT_BYTES, "cuda_context_source": CUDA_CONTEXT_SOURCE,
+                       "allocator_overhead": ALLOCATOR_OVERHEAD},
+        "columns": [{**asdict(c), "usable_bytes": one.usable_bytes, "basis": one.basis, "status": one.status,
+                     "source": one.source, "as_of": one.as_of} for c, one, _ in columns],
+        "tasks": [{"key": t.key, "title": t.title, "setup": asdict(t.setup), "describe": t.setup.describe()} for t in TASKS],
+        "rows": rows,
+        "snippet": {"model": SNIPPET_MODEL, "title": shipped_models()[SNIPPET_MODEL].title, "gpu": SNIPPET_GPU,
+                    "describe": SNIPPET_SETUP.describe(), "batch": SNIPPET_SETUP.batch, "seq_len": SNIPPET_SETUP.seq_len,
+                    "tensor_peak_bytes": snippet.tensor_peak_bytes, "peak_bytes": snippet.peak_bytes},
+        "published": [
+            {**c.published.row, "source_title": c.published.source["title"], "url": c.published.source["url"],
+             "as_of": c.published.source["as_of"], "measure": c.published.source["measure"],
+             "code": c.published.source["code"], "plain_transformers": c.published.plain_transformers,
+             "measured_bytes": c.published.measured_bytes, "predicted_bytes": c.predicted_bytes,
+             "error": c.error, "left_out": c.reason}
+            for c in comparisons
+        ],
+        "median_abs_error": median_abs_error(compared),
+        "median_abs_error_plain": median_abs_error([c for c in compared if c.published.plain_transformers]),
+    }
+
+
+def write_table(table: dict[str, Any], path: Path = TABLE_FILE) -> None:
+    """Write the table atomically: a full disk or an interrupted run leaves the old file whole."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(table, fh, indent=1, ensure_ascii=False)
+            fh.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; this is a file to share
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_table(path: Path = TABLE_FILE) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,63 @@
+"""The "Can I run it?" page in Chromium: a table per task, every model and GPU, sources for published figures."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urljoin
+
+import pytest
+
+from benchlib.fit.llm_models import shipped_models
+
+pytestmark = pytest.mark.browser
+
+PAGE = "gpus/can-i-run-it/"
+TASKS = {"Inference": "inference", "QLoRA": "qlora", "LoRA": "lora", "Full fine-tuning": "train"}
+CELL = re.compile(r"\d+K?( \(max\))?|\d+|✗")
+
+
+@pytest.fixture
+def can_i(page, site_url):
+    page.goto(urljoin(site_url, PAGE), wait_until="networkidle")
+    return page
+
+
+def test_each_task_tab_shows_every_model_on_every_gpu(can_i, page_log):
+    models = [m for m in shipped_models().values() if m.on_page]
+    for label, key in TASKS.items():
+        can_i.locator(".tabbed-labels label", has_text=re.compile(f"^{re.escape(label)}$")).click()
+        table = can_i.locator(f"table[data-table=llm-fit-{key}]")
+        assert table.is_visible(), f"the {label} tab shows its table"
+        rows = table.locator("tbody tr")
+        assert rows.count() == len(models)
+        for i in range(rows.count()):
+            cells = rows.nth(i).locator("td[data-gpu]")
+            assert cells.count() == 10
+            for text in cells.all_inner_texts():
+                assert CELL.fullmatch(text.strip()), text
+    assert not page_log.blocked_requests and not page_log.console_errors
+
+
+def test_an_8b_model_qloras_on_the_free_t4_and_says_it_is_predicted(can_i):
+    can_i.locator(".tabbed-labels label", has_text=re.compile("^QLoRA$")).click()
+    cell = can_i.locator("table[data-table=llm-fit-qlora] tr[data-model=llama-3.1-8b] td[data-gpu=t4]")
+    assert int(cell.get_attribute("data-value")) >= 1
+    assert "(predicted)" in cell.get_attribute("title")
+
+
+def test_published_measurements_carry_source_date_and_error(can_i):
+    rows = can_i.locator("table[data-table=llm-published] tbody tr")
+    assert rows.count() >= 10
+    first = rows.first.inner_text()
+    assert re.search(r"\d{4}-\d{2}", first) and re.search(r"[+-]\d+%", first)
+    assert rows.first.locator("a[href^='https://github.com/']").count() == 1
+    assert re.search(r"Median absolute error: \d+\.\d%", can_i.locator("article").inner_text())
+
+
+def test_the_kaggle_page_links_to_its_row_of_the_table(page, site_url):
+    page.goto(urljoin(site_url, "platforms/kaggle/"), wait_until="networkidle")
+    summary = page.locator("ul.fg-llm-platform")
+    assert "On T4 ×2" in summary.inner_text()
+    page.get_by_role("link", name="Can I run it?").last.click()
+    page.wait_for_url(re.compile(r"gpus/can-i-run-it/"))
+    assert page.locator("h1").inner_text() == "Can I run it?"

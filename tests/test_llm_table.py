@@ -1,0 +1,131 @@
+"""The committed "Can I run it?" table: complete, current, and what its pages show from it."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from benchlib.cli.fit_table import fit_table
+from benchlib.fit.llm import LLMPredictor, versions
+from benchlib.fit.llm_models import resolve_model, shipped_models
+from benchlib.fit.llm_table import (
+    COLUMNS,
+    SNIPPET_MODEL,
+    SNIPPET_SETUP,
+    TASKS,
+    column_memory,
+    read_table,
+)
+from benchlib.fit.predict import gpu_memory
+from benchlib.site import llm_fit
+
+ROOT = Path(__file__).resolve().parents[1]
+REFRESH = "refresh it with `benchlib fit-table`"
+
+
+@pytest.fixture(scope="module")
+def table():
+    return read_table()
+
+
+def test_the_table_has_every_shipped_model_task_and_gpu(table):
+    on_page = [m.name for m in shipped_models().values() if m.on_page]
+    assert [row["model"] for row in table["rows"]] == on_page, REFRESH
+    for row in table["rows"]:
+        assert set(row["cells"]) == {t.key for t in TASKS}, REFRESH
+        for cells in row["cells"].values():
+            assert set(cells) == {c.key for c in COLUMNS}, REFRESH
+            assert all(isinstance(v, int) and v >= 0 for v in cells.values())
+    assert [t["describe"] for t in table["tasks"]] == [t.setup.describe() for t in TASKS], REFRESH
+    assert table["created"] and set(table["versions"]) == {"torch", "transformers", "peft", "benchlib"}
+
+
+def test_the_table_is_what_benchlib_fit_predicts_now(table):
+    if table["versions"] != versions():
+        pytest.skip(f"the table was predicted with {table['versions']}, this environment has {versions()}; {REFRESH}")
+    row = next(r for r in table["rows"] if r["model"] == "qwen2.5-0.5b")
+    for task in TASKS:
+        predictor = LLMPredictor(resolve_model(row["model"]), task.setup)
+        for column in (COLUMNS[0], COLUMNS[1]):  # one T4, and two
+            device = column_memory(column) if task.key == "inference" else gpu_memory(column.gpu)
+            assert predictor.predict(device, verify=False).largest == row["cells"][task.key][column.key], REFRESH
+
+
+def test_bigger_gpus_never_fit_less(table):
+    order = sorted(COLUMNS, key=lambda c: column_memory(c).tensor_budget)
+    for row in table["rows"]:
+        for task, cells in row["cells"].items():
+            values = [cells[c.key] for c in order if not (task != "inference" and c.count > 1)]
+            assert values == sorted(values), (row["model"], task, values)
+
+
+def test_the_qlora_snippet_is_the_setup_the_page_predicts():
+    tree = ast.parse((ROOT / "snippets" / "qlora_finetune.py").read_text(encoding="utf-8"))
+    constants: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Name, ast.Tuple)):
+            names = node.targets[0].elts if isinstance(node.targets[0], ast.Tuple) else [node.targets[0]]
+            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            for name, value in zip(names, values):
+                if isinstance(name, ast.Name) and isinstance(value, ast.Constant):
+                    constants[name.id] = value.value
+    assert constants["MODEL_ID"] == shipped_models()[SNIPPET_MODEL].hf_id
+    assert (constants["BATCH_SIZE"], constants["SEQ_LEN"], constants["LORA_RANK"]) == (
+        SNIPPET_SETUP.batch, SNIPPET_SETUP.seq_len, SNIPPET_SETUP.lora_rank)
+    source = ast.unparse(tree)
+    assert "use_gradient_checkpointing=True" in source and "target_modules='all-linear'" in source
+
+
+def test_the_page_tables_show_every_model_and_gpu(table):
+    html = llm_fit.fit_table("qlora")
+    for row in table["rows"]:
+        assert f'id="qlora-{row["model"]}"' in html and row["title"] in html
+    assert html.count('data-gpu="t4x2"') == len(table["rows"])
+    assert "✗: does not fit" in html
+
+
+def test_the_published_comparison_shows_each_row_with_its_source(table):
+    html = llm_fit.published_comparison()
+    assert f"{table['median_abs_error']:.1%}" in html
+    compared = [r for r in table["published"] if not r["left_out"]]
+    assert html.count("<tr><td>") == len(compared) >= 10
+    for r in table["published"]:
+        assert r["url"].startswith("https://") and r["measure"] and r["quote"]
+
+
+def test_platform_pages_name_the_largest_model_and_link_the_table():
+    html = llm_fit.on_platform(["t4x2"], "platforms/kaggle.md")
+    assert "On T4 ×2" in html and "per GPU" in html and 'href="../../gpus/can-i-run-it/"' in html
+
+
+def command() -> typer.Typer:
+    app = typer.Typer()
+    app.command("fit-table")(fit_table)
+    app.command("unused")(lambda: None)
+    return app
+
+
+@pytest.mark.slow
+def test_fit_table_writes_a_table_the_site_can_read(tmp_path):
+    out = tmp_path / "table.json"
+    result = CliRunner().invoke(command(), ["fit-table", "--models", "qwen2.5-0.5b", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert [r["model"] for r in written["rows"]] == ["qwen2.5-0.5b"]
+    assert "median error of" in " ".join(result.output.split())
+    assert not list(tmp_path.glob(".*"))  # no temporary file left behind
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--models", "llama-9b"], "--models: llama-9b not shipped"),
+    (["--out", "/nonexistent/folder/table.json"], "the folder /nonexistent/folder does not exist"),
+])
+def test_fit_table_rejects_bad_input_by_name(args, message):
+    result = CliRunner().invoke(command(), ["fit-table", *args])
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
