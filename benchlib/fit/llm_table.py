@@ -131,7 +131,7 @@ def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambd
         "published": [
             {**c.published.row, "source_title": c.published.source["title"], "url": c.published.source["url"],
              "as_of": c.published.source["as_of"], "measure": c.published.source["measure"],
-             "code": c.published.source["code"], "plain_transformers": c.published.plain_transformers,
+             "code": c.published.source["code"], "gpu": c.published.source["gpu"], "plain_transformers": c.published.plain_transformers,
              "measured_bytes": c.published.measured_bytes, "predicted_bytes": c.predicted_bytes,
              "error": c.error, "left_out": c.reason}
             for c in comparisons

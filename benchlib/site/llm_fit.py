@@ -24,10 +24,11 @@ def _table() -> dict[str, Any]:
 
 
 def _context_text(tokens: int, maximum: int) -> str:
+    """``32K``; a star where the model's own context limit comes before the GPU's memory."""
     if tokens <= 0:
         return "✗"
     text = f"{tokens // 1024}K" if tokens >= 1024 else str(tokens)
-    return text + (" (max)" if tokens >= maximum else "")
+    return text + ("*" if tokens >= maximum else "")
 
 
 def _cell(row: dict[str, Any], task: str, column: dict[str, Any]) -> dict[str, Any]:
@@ -85,10 +86,12 @@ def published_comparison() -> str:
             "error_text": f"{r['error']:+.0%}" if r["error"] is not None else "",
         })
     compared = [r for r in rows if not r["left_out"]]
+    sources = {r["source"]: r for r in rows}
     return render(
         "llm_fit_published.html", compared=compared, left_out=[r for r in rows if r["left_out"]],
-        median=f"{table['median_abs_error']:.1%}", median_plain=f"{table['median_abs_error_plain']:.1%}",
-        plain_count=sum(1 for r in compared if r["plain_transformers"]), versions=table["versions"],
+        sources=list(sources.values()), median=f"{table['median_abs_error']:.1%}",
+        median_plain=f"{table['median_abs_error_plain']:.1%}",
+        plain_count=sum(1 for r in compared if r["plain_transformers"]),
     )
 
 
@@ -111,13 +114,15 @@ def on_platform(column_keys: list[str], here: str) -> str:
             best = max(fitting, key=lambda row: row["peaks_at_one"]["inference"]["weights"], default=None)
             value = best["cells"][task["key"]][column["key"]] if best else 0
             if best is None:
-                answers.append({"task": task, "model": None, "text": ""})
+                answers.append({"task": task, "model": None, "text": "", "anchor": ""})
             elif task["key"] == "inference":
-                answers.append({"task": task, "model": best["title"],
-                                "text": f"prompts up to {_context_text(value, best['max_positions'])} tokens"})
+                limit = " (the model's own limit)" if value >= best["max_positions"] else ""
+                answers.append({"task": task, "model": best["title"], "anchor": f"{task['key']}-{best['model']}",
+                                "text": f"prompts up to {_context_text(value, best['max_positions']).rstrip('*')} tokens{limit}"})
             else:
                 per_gpu = " per GPU" if column["count"] > 1 else ""
-                answers.append({"task": task, "model": best["title"], "text": f"batch {value}{per_gpu}"})
+                answers.append({"task": task, "model": best["title"], "anchor": f"{task['key']}-{best['model']}",
+                                "text": f"batch {value}{per_gpu}"})
         lines.append({"column": column, "answers": answers})
     from benchlib.site.render import page_link
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 
 PAGE = "gpus/can-i-run-it/"
 TASKS = {"Inference": "inference", "QLoRA": "qlora", "LoRA": "lora", "Full fine-tuning": "train"}
-CELL = re.compile(r"\d+K?( \(max\))?|\d+|✗")
+CELL = re.compile(r"\d+K?\*?|✗")
 
 
 @pytest.fixture
