@@ -268,3 +268,35 @@ def test_a_config_that_is_not_json_is_named(tmp_path):
     squashed = "".join(result.output.split())  # rich may wrap a long path
     assert result.exit_code == 2
     assert f"--model{config}:notareadableJSONconfig" in squashed and "Traceback" not in squashed
+
+
+def test_tied_embeddings_are_counted_once_as_from_pretrained_ties_them():
+    model = resolve_model("llama-3.2-1b")
+    setup = make_setup("inference", seq_len=16)
+    weights = LLMPredictor(model, setup).breakdown(16)["weights"]
+    hidden, ff, kv, vocab, layers = 2048, 8192, 512, 128256, 16
+    per_layer = 2 * hidden * hidden + 2 * hidden * kv + 3 * hidden * ff + 2 * hidden
+    params = vocab * hidden + layers * per_layer + hidden  # one embedding matrix, shared with the output layer
+    assert round(params / 1e9, 2) == 1.24  # the size its model card gives
+    # The rotary embedding's buffers belong to the model, not to a layer: the same at any depth.
+    buffers = sum(b.numel() * b.element_size() for b in StepTracer(model, setup, 2).model.buffers())
+    assert weights == 2 * params + buffers
+
+
+@pytest.mark.parametrize(("config", "mode"), [
+    ({"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 6, "num_attention_heads": 4, "vocab_size": 400, "max_position_embeddings": 256}, "train"),
+    ({"model_type": "llama", "architectures": ["LlamaForSequenceClassification"], "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "vocab_size": 400, "num_labels": 3, "pad_token_id": 0, "max_position_embeddings": 256}, "lora"),
+])
+def test_masked_lms_and_classifiers_are_built_with_the_class_their_config_names(tmp_path, config, mode):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    model = resolve_model(str(path))
+    setup = make_setup(mode, batch=2, seq_len=64)
+    tracer = StepTracer(model, setup, 3)
+    built = tracer.model.get_base_model() if mode == "lora" else tracer.model
+    assert type(built).__name__ == config["architectures"][0]
+    assert LLMPredictor(model, setup).breakdown(2) == max(StepTracer(model, setup, None).peak(2).values(),
+                                                           key=lambda kinds: kinds["total"])

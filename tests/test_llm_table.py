@@ -19,6 +19,8 @@ from benchlib.fit.llm_table import (
     SNIPPET_SETUP,
     TASKS,
     column_memory,
+    config_digest,
+    published_digest,
     read_table,
 )
 from benchlib.fit.predict import gpu_memory
@@ -43,6 +45,12 @@ def test_the_table_has_every_shipped_model_task_and_gpu(table):
             assert all(isinstance(v, int) and v >= 0 for v in cells.values())
     assert [t["describe"] for t in table["tasks"]] == [t.setup.describe() for t in TASKS], REFRESH
     assert table["created"] and set(table["versions"]) == {"torch", "transformers", "peft", "benchlib"}
+
+
+def test_the_table_was_predicted_from_the_configs_and_published_data_shipped_now(table):
+    for row in table["rows"]:
+        assert row["config_digest"] == config_digest(resolve_model(row["model"])), f"{row['model']} changed; {REFRESH}"
+    assert table["published_digest"] == published_digest(), f"published_llm_memory.yaml changed; {REFRESH}"
 
 
 def test_the_table_is_what_benchlib_fit_predicts_now(table):

@@ -272,7 +272,9 @@ class StepTracer:
     @contextmanager
     def _tracking(self, inputs: dict[str, Any]) -> Iterator[Any]:
         tracker = _tracker_class()()
-        with self.mode:
+        with self.mode, warnings.catch_warnings():
+            # ModTracker's note when a backward hook fires for a module it has already let go of.
+            warnings.filterwarnings("ignore", message="Module is None", category=UserWarning)
             tracker.track_external(self.model, *([self.optimizer] if self.optimizer else []), *inputs.values())
             with tracker:
                 yield tracker

@@ -8,6 +8,7 @@ goes in the same file. ``tests/test_llm_table.py`` re-predicts cells to check th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -18,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from benchlib.fit.llm import LLMPredictor, Setup, make_setup, versions
-from benchlib.fit.llm_models import resolve_model, shipped_models
+from benchlib.fit.llm_models import LanguageModel, resolve_model, shipped_models
 from benchlib.fit.predict import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, CUDA_CONTEXT_SOURCE, DeviceMemory, gpu_memory
-from benchlib.fit.published import compare, median_abs_error, published_rows
+from benchlib.fit.published import PUBLISHED, compare, median_abs_error, published_rows
 
 TABLE_FILE = Path(__file__).with_name("llm_fit_table.json")
 TRAINING_SEQ_LEN = 1024
@@ -75,6 +76,15 @@ SNIPPET_SETUP = make_setup("qlora", dtype="fp16", batch=4, seq_len=512, lora_ran
 SNIPPET_GPU = "T4"
 
 
+def config_digest(model: LanguageModel) -> str:
+    """A short hash of what shapes the model: it changes when a shipped config does."""
+    return hashlib.sha256(json.dumps(model.fingerprint(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def published_digest() -> str:
+    return hashlib.sha256(PUBLISHED.read_bytes()).hexdigest()[:16]
+
+
 def column_memory(column: Column) -> DeviceMemory:
     """The memory a column offers. Two GPUs: inference splits the layers across both
     (``device_map="auto"``), so their memory adds up, each with its own CUDA context; training
@@ -109,7 +119,7 @@ def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambd
             }
             size = task.setup.seq_len if task.key == "inference" else 1
             peaks[task.key] = predictor.breakdown(size)
-        rows.append({"model": shipped.name, "title": shipped.title, "hf_id": shipped.hf_id, "source": shipped.source,
+        rows.append({"model": shipped.name, "config_digest": config_digest(model), "title": shipped.title, "hf_id": shipped.hf_id, "source": shipped.source,
                      "release": shipped.release, "max_positions": model.max_positions(), "cells": cells,
                      "peaks_at_one": peaks})
     on_step("the QLoRA snippet and published measurements")
@@ -136,6 +146,7 @@ def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambd
              "error": c.error, "left_out": c.reason}
             for c in comparisons
         ],
+        "published_digest": published_digest(),
         "median_abs_error": median_abs_error(compared),
         "median_abs_error_plain": median_abs_error([c for c in compared if c.published.plain_transformers]),
     }
