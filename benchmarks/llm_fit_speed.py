@@ -1,7 +1,7 @@
 """How long does `benchlib fit` take to answer for an 8B model? (target: 10 s or less per prediction)
 
 Each mode is predicted in a fresh process, as a reader's command runs, with no trace cache; the
-report splits the time into importing torch, transformers and peft, and predicting (building
+report splits the time into imports (torch and transformers; peft too for LoRA and QLoRA) and predicting (building
 the model at 3 and 4 layers, tracing and searching for the largest batch or context). Also
 prints a full-depth trace of one step for the same model, which reduced depth replaces.
 
@@ -21,9 +21,12 @@ started = time.perf_counter()
 from benchlib.fit.llm import LLMPredictor, StepTracer, make_setup, versions
 from benchlib.fit.llm_models import resolve_model
 from benchlib.fit.predict import gpu_memory
-versions()
-imported = time.perf_counter()
 model, mode, full = sys.argv[1], sys.argv[2], sys.argv[3] == "full"
+versions()
+import transformers.models.llama.modeling_llama  # what building the model imports
+if mode in ("lora", "qlora"):
+    import peft  # only the adapter modes import it (the slowest import)
+imported = time.perf_counter()
 setup = make_setup(mode, seq_len=2048, grad_checkpointing=mode != "inference")
 language_model = resolve_model(model)
 if full:

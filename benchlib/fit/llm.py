@@ -221,6 +221,7 @@ class StepTracer:
             self.model.eval()
 
     def _add_adapters(self) -> None:
+        quiet_bitsandbytes()
         from peft import LoraConfig, get_peft_model
 
         s = self.setup
@@ -390,12 +391,13 @@ def quiet_bitsandbytes() -> None:
 
 
 def versions() -> dict[str, str]:
-    quiet_bitsandbytes()
-    import peft
-    import torch
-    import transformers
+    """The versions a prediction depends on; read from package metadata, as importing peft takes
+    ten seconds that inference and full fine-tuning predictions don't need."""
+    from importlib.metadata import version
 
-    return {"torch": str(torch.__version__), "transformers": transformers.__version__, "peft": peft.__version__,
+    import torch
+
+    return {"torch": str(torch.__version__), "transformers": version("transformers"), "peft": version("peft"),
             "benchlib": benchlib.__version__}
 
 
