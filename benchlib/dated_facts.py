@@ -2,7 +2,8 @@
 
 The facts come from the platform data (``benchlib/data/platforms.yaml``), the accelerator specs
 (``benchlib/data/gpus.yaml``), the dated buying advice (``benchlib/fit/history.yaml``) and the
-reported results (``results/reported/*.json``). Age and the "may be out of date" verdict use the
+reported results (``results/reported/*.json``) and the published LLM peak memories
+(``benchlib/fit/published_llm_memory.yaml``). Age and the "may be out of date" verdict use the
 site's own rule (`benchlib.freshness`), so this list and the pages agree.
 """
 
@@ -16,12 +17,13 @@ from typing import Literal
 
 from benchlib.freshness import latest_day
 
-Origin = Literal["platforms", "gpus", "advice", "reported"]
+Origin = Literal["platforms", "gpus", "advice", "reported", "memory"]
 ORIGIN_FILES: dict[Origin, str] = {
     "platforms": "benchlib/data/platforms.yaml",
     "gpus": "benchlib/data/gpus.yaml",
     "advice": "benchlib/fit/history.yaml",
     "reported": "results/reported/",
+    "memory": "benchlib/fit/published_llm_memory.yaml",
 }
 # The specs fields that change after a chip launches (and that the site marks when old); the rest
 # (bandwidth, TFLOPS, memory, formats) describe fixed hardware.
@@ -101,8 +103,19 @@ def reported_facts(directory: Path | None = None) -> Iterator[DatedFact]:
             yield DatedFact("reported", run_id, as_of, url)
 
 
+def published_memory_facts() -> Iterator[DatedFact]:
+    """One fact per source of published LLM peak memories that gives a date."""
+    import yaml
+
+    from benchlib.fit.published import PUBLISHED
+
+    for source in yaml.safe_load(PUBLISHED.read_text(encoding="utf-8"))["sources"]:
+        if source.get("as_of"):
+            yield DatedFact("memory", source["id"], str(source["as_of"]), source["url"])
+
+
 def dated_facts(reported_dir: Path | None = None) -> list[DatedFact]:
     """Every dated fact, oldest first (ties by file and key)."""
-    found = [*platform_facts(), *spec_facts(), *advice_facts(), *reported_facts(reported_dir)]
+    found = [*platform_facts(), *spec_facts(), *advice_facts(), *reported_facts(reported_dir), *published_memory_facts()]
     return sorted(found, key=lambda f: (f.day, f.origin, f.key))
 

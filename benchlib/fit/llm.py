@@ -11,8 +11,9 @@ point of a step is an affine function of the number of layers, and a step's peak
 of those. A phase of the step (a prefill; a forward + backward pass; an optimizer update) keeps
 its peak at the same point as layers are added, once there are a few of them, so each phase is
 traced at ``DEPTHS`` (3 and 4 layers), extrapolated on its own to the config's depth, and the
-higher phase is the answer. ``tests/test_fit_llm.py`` checks that against full-depth traces. Models whose layers differ (a ``layer_types`` list with more than one kind),
-and plain torch models from ``module:factory``, are traced at full depth.
+higher phase is the answer. ``tests/test_fit_llm.py`` checks that against full-depth traces.
+Models whose layers differ (a ``layer_types`` list with more than one kind), and plain torch
+models from ``module:factory``, are traced at full depth.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ DEPTHS = (3, 4)
 # block of 256 values (``bitsandbytes.optim`` block-wise quantization).
 EIGHT_BIT_BLOCK = 256
 CACHE_VERSION = 1
-BREAKDOWN = ("weights", "gradients", "optimizer_state", "activations", "kv_cache")
 
 
 @dataclass(frozen=True)
@@ -162,8 +162,9 @@ def _quantize(model: Any, setup: Setup) -> None:
     from benchlib.fit.quantized import QuantizedLinear
 
     compute = _torch_dtype(setup.dtype)
+    # transformers keeps the output layer unquantized, also when LoRA adapts it (lm_head.base_layer).
     targets = [name for name, module in model.named_modules()
-               if isinstance(module, nn.Linear) and not name.endswith("lm_head")
+               if isinstance(module, nn.Linear) and "lm_head" not in name.split(".")
                and not any(part.startswith("lora_") for part in name.split("."))]
     for name in targets:
         parent_name, _, child = name.rpartition(".")
@@ -246,7 +247,8 @@ class StepTracer:
         self.optimizer.zero_grad(set_to_none=True)
 
     def peak(self, size: int) -> dict[str, dict[str, int]]:
-        """The peak of live tensors in each phase of one step at ``size``, by kind (``BREAKDOWN``) and in total.
+        """The peak of live tensors in each phase of one step at ``size``: weights, gradients, optimizer
+        state, activations and KV cache, and the total.
 
         Training has two phases, forward + backward and the optimizer update, traced apart: each
         grows by its own amount per layer, and which one is higher can change with depth.
@@ -401,6 +403,17 @@ def versions() -> dict[str, str]:
             "benchlib": benchlib.__version__}
 
 
+@cache
+def code_digest() -> str:
+    """A hash of the code that traces: a cached trace from other code is traced again."""
+    from benchlib.fit import llm_models, quantized
+
+    digest = hashlib.sha256()
+    for module in (__file__, llm_models.__file__, quantized.__file__):
+        digest.update(Path(module).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 class LLMPredictor:
     """Predictions for one model and setup over any device; traces shared and cached on disk.
 
@@ -415,7 +428,7 @@ class LLMPredictor:
         searched = {"batch": setup.batch} if not setup.trains else {"seq_len": setup.seq_len}
         key_setup = {k: v for k, v in asdict(setup).items() if k not in ("batch", "seq_len")} | searched
         self.key = {"model": model.fingerprint(), "setup": key_setup, "depths": list(self.depths),
-                    "versions": self.versions, "cache": CACHE_VERSION}
+                    "versions": self.versions, "code": code_digest(), "cache": CACHE_VERSION}
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:16]
         self.cache = cache_dir / f"{model.name.replace('/', '_')}_{setup.mode}_{digest}.json" if cache_dir else None
         self.traces: dict[int, dict[str, int]] = read_traces(self.cache) if self.cache else {}

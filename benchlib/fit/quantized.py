@@ -82,18 +82,3 @@ class QuantizedLinear(nn.Module):
         if self.bias is not None:
             out = out + self.bias.to(out.dtype)
         return out.to(given)
-
-
-def quantize_linears(model: nn.Module, weights: str, *, compute_dtype: torch.dtype, skip: tuple[str, ...] = ("lm_head",),
-                     double_quant: bool = True) -> int:
-    """Replace every ``nn.Linear`` but those named in ``skip`` with a stand-in; returns how many.
-
-    transformers leaves the output layer (``lm_head``) unquantized, as here.
-    """
-    targets = [(name, module) for name, module in model.named_modules()
-               if isinstance(module, nn.Linear) and name.rsplit(".", 1)[-1] not in skip]
-    for name, linear in targets:
-        parent_name, _, child = name.rpartition(".")
-        parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, child, QuantizedLinear(linear, weights, compute_dtype=compute_dtype, double_quant=double_quant))
-    return len(targets)
