@@ -43,7 +43,7 @@ def fit(
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="A GPU in benchlib's specs, e.g. T4, 'A100 40GB SXM', 'RTX 4090'.")] = None,
     mode: ModeOpt = None,
     batch: Annotated[Optional[int], typer.Option("--batch", help="Also say whether this batch fits (language models: default 1).")] = None,
-    seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Language models: tokens per sample (default 2048).")] = None,
+    seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Language models: tokens per sample (default 2048, or the model's limit if shorter).")] = None,
     lora_rank: Annotated[Optional[int], typer.Option("--lora-rank", help="lora/qlora: the adapters' rank (default 16).")] = None,
     lora_targets: Annotated[str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")] = "all-linear",
     weights: Annotated[Optional[str], typer.Option("--weights", help="How weights are stored: fp32, fp16, bf16, int8 or nf4. Default: bf16 "
