@@ -21,6 +21,7 @@ from benchlib.platforms import TIER_FIELDS, load_platforms
 from benchlib.paths import RESULTS_ENV
 from benchlib.site import ChartsOnPage, chart, sources
 from benchlib.site import fit as fit_blocks
+from benchlib.site import llm_fit
 from benchlib.site import platforms as platform_blocks
 from benchlib.site.data import site_data
 from benchlib.workloads import charts
@@ -65,6 +66,10 @@ EXEMPT = {
     "params_line": "methodology, no dates",
     "SEED_SHAPE": "the conv2d workload's shape that params_line shows, not a block",
     "versions": "methodology, no dates",
+    "fit_table": "benchlib's own predictions, dated and versioned by the committed table",
+    "assumptions": "benchlib's own predictions, dated and versioned by the committed table",
+    "on_platform": "benchlib's own predictions, dated and versioned by the committed table",
+    "snippet_prediction": "benchlib's own prediction, dated and versioned by the committed table",
 }
 
 
@@ -121,6 +126,10 @@ def _chart_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
     yield "ChartsOnPage", lambda: ChartsOnPage().remaining()
 
 
+def _llm_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
+    yield "published_comparison", llm_fit.published_comparison
+
+
 def render_all(today: date) -> dict[str, list[str]]:
     """Every checked block's HTML at build date ``today``, by block name."""
     rendered: dict[str, list[str]] = {}
@@ -130,7 +139,7 @@ def render_all(today: date) -> dict[str, list[str]]:
         mp.delenv(sources.MEASURE_ENV, raising=False)
         # lambda_batches compares with predictions; tracing models is the fit tests' job, not this one's.
         mp.setattr(fit_blocks, "predictions", _frame)
-        for name, block in [*_platform_blocks(), *_buying_guide_blocks(), *_chart_blocks()]:
+        for name, block in [*_platform_blocks(), *_buying_guide_blocks(), *_chart_blocks(), *_llm_blocks()]:
             rendered.setdefault(name, []).append(block())
     return rendered
 
@@ -159,7 +168,8 @@ def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(buil
 def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) -> None:
     _, rendered = build
     for name in ("tier_table", "reported_table", "resnet50_throughput", "lambda_batches", "price_performance",
-                 "rent_table", "buy_table", "reported_largest_batches", "advice_history", "chart", "ChartsOnPage", "sources"):
+                 "rent_table", "buy_table", "reported_largest_batches", "advice_history", "chart", "ChartsOnPage", "sources",
+                 "published_comparison"):
         assert any(dated_figures(html) for html in rendered[name]), name
 
 
@@ -181,7 +191,7 @@ def test_every_block_the_pages_call_is_checked_or_exempt_with_a_reason() -> None
         for page in (ROOT / "docs").rglob("*.md")
         for name in re.findall(r"from benchlib(?:\.\w+)* import (\w+)", page.read_text(encoding="utf-8"))
     }
-    checked = {name for name, _ in [*_platform_blocks(), *_buying_guide_blocks(), *_chart_blocks()]}
+    checked = {name for name, _ in [*_platform_blocks(), *_buying_guide_blocks(), *_chart_blocks(), *_llm_blocks()]}
     assert called, "no blocks found in docs/"
     assert called <= checked | set(EXEMPT), sorted(called - checked - set(EXEMPT))
 
