@@ -433,7 +433,6 @@ class LLMPredictor:
         self.cache = cache_dir / f"{model.name.replace('/', '_')}_{setup.mode}_{digest}.json" if cache_dir else None
         self.traces: dict[int, dict[str, int]] = read_traces(self.cache) if self.cache else {}
         self._tracers: dict[int | None, StepTracer] = {}
-        self.seconds_tracing = 0.0
 
     @property
     def searched(self) -> str:
@@ -443,12 +442,9 @@ class LLMPredictor:
         return self.model.max_positions() if not self.setup.trains else 1 << 16
 
     def _trace(self, depth: int | None, size: int) -> dict[str, dict[str, int]]:
-        started = time.perf_counter()
         if depth not in self._tracers:
             self._tracers[depth] = StepTracer(self.model, self.setup, depth)
-        peak = self._tracers[depth].peak(size)
-        self.seconds_tracing += time.perf_counter() - started
-        return peak
+        return self._tracers[depth].peak(size)
 
     def breakdown(self, size: int) -> dict[str, int]:
         """Peak memory by kind at ``size`` (context or batch), extrapolated to the model's depth.

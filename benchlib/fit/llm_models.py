@@ -65,9 +65,8 @@ def shipped_models() -> dict[str, ShippedModel]:
 class LanguageModel:
     """A model to trace: a transformers config (reducible in depth) or a factory's plain torch model."""
 
-    def __init__(self, name: str, title: str, *, config: Any = None, factory: Callable[[], Any] | None = None,
-                 source: str | None = None) -> None:
-        self.name, self.title, self.config, self.factory, self.source = name, title, config, factory, source
+    def __init__(self, name: str, title: str, *, config: Any = None, factory: Callable[[], Any] | None = None) -> None:
+        self.name, self.title, self.config, self.factory = name, title, config, factory
         architecture = (getattr(config, "architectures", None) or ["AutoModelForCausalLM"])[0] if config else None
         self.architecture = architecture
         self.kind = next((kind for suffix, kind in KINDS.items() if architecture and architecture.endswith(suffix)), "causal")
@@ -170,7 +169,7 @@ def _from_shipped(shipped: ShippedModel) -> LanguageModel:
 
     fields = dict(shipped.config)
     config = AutoConfig.for_model(fields.pop("model_type"), **fields)
-    return LanguageModel(shipped.name, shipped.title, config=config, source=shipped.source)
+    return LanguageModel(shipped.name, shipped.title, config=config)
 
 
 def _from_file(path: Path) -> LanguageModel:
@@ -192,7 +191,7 @@ def _from_file(path: Path) -> LanguageModel:
         config = AutoConfig.for_model(fields.pop("model_type"), **fields)
     except (ValueError, KeyError, TypeError) as exc:
         raise ModelNotFound(f"--model {file}: transformers can't read this config ({exc})") from None
-    return LanguageModel(str(file), file.parent.name or file.stem, config=config, source=str(file))
+    return LanguageModel(str(file), file.parent.name or file.stem, config=config)
 
 
 def _from_factory(spec: str) -> LanguageModel:
@@ -205,7 +204,7 @@ def _from_factory(spec: str) -> LanguageModel:
         raise ModelNotFound(f"--model {spec}: {module_name} has no {attribute}") from None
     if not callable(factory):
         raise ModelNotFound(f"--model {spec}: {attribute} is not a function that returns a model")
-    return LanguageModel(spec, spec, factory=factory, source=spec)
+    return LanguageModel(spec, spec, factory=factory)
 
 
 def _from_hub(model_id: str) -> LanguageModel:
@@ -226,7 +225,7 @@ def _from_hub(model_id: str) -> LanguageModel:
             f"unknown model {model_id!r}{hint}: not a shipped model, a config.json path or module:factory, and "
             f"the Hugging Face hub gave no config for it ({first}). Known here: {', '.join(known)}"
         ) from None
-    return LanguageModel(model_id, model_id, config=config, source=f"https://huggingface.co/{model_id}")
+    return LanguageModel(model_id, model_id, config=config)
 
 
 def resolve_model(spec: str) -> LanguageModel:
@@ -256,4 +255,4 @@ def _with_transformers_config(model: LanguageModel) -> LanguageModel:
         return model
     if not getattr(config, "architectures", None):
         config.architectures = [type(built).__name__]
-    return LanguageModel(model.name, model.name, config=config, source=model.source)
+    return LanguageModel(model.name, model.name, config=config)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -20,7 +18,14 @@ from typing import Any
 
 from benchlib.fit.llm import LLMPredictor, Setup, make_setup, versions
 from benchlib.fit.llm_models import LanguageModel, resolve_model, shipped_models
-from benchlib.fit.predict import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, CUDA_CONTEXT_SOURCE, DeviceMemory, gpu_memory
+from benchlib.fit.predict import (
+    ALLOCATOR_OVERHEAD,
+    CUDA_CONTEXT_BYTES,
+    CUDA_CONTEXT_SOURCE,
+    DeviceMemory,
+    gpu_memory,
+    write_json,
+)
 from benchlib.fit.published import PUBLISHED, compare, median_abs_error, published_rows
 
 TABLE_FILE = Path(__file__).with_name("llm_fit_table.json")
@@ -154,16 +159,7 @@ def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambd
 
 def write_table(table: dict[str, Any], path: Path = TABLE_FILE) -> None:
     """Write the table atomically: a full disk or an interrupted run leaves the old file whole."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(table, fh, indent=1, ensure_ascii=False)
-            fh.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; this is a file to share
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_json(path, table)
 
 
 def read_table(path: Path = TABLE_FILE) -> dict[str, Any]:

@@ -285,13 +285,24 @@ def read_traces(path: Path) -> dict[int, Any]:
         return {}  # a missing or damaged cache entry is traced again
 
 
-def write_traces(path: Path, key: dict[str, Any], traces: dict[int, Any]) -> None:
-    """Write ``traces`` with the ``key`` they were traced under, atomically."""
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON atomically: an interrupted write or a full disk leaves the old file whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"key": key, "traces": {str(b): v for b, v in sorted(traces.items())}}, fh, indent=1)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, ensure_ascii=False)
+            fh.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_traces(path: Path, key: dict[str, Any], traces: dict[int, Any]) -> None:
+    """Write ``traces`` with the ``key`` they were traced under, atomically."""
+    write_json(path, {"key": key, "traces": {str(b): v for b, v in sorted(traces.items())}})
 
 
 class Predictor:

@@ -57,7 +57,7 @@ def fit_table(task: str) -> str:
     ]
     at_one = "prompt of 1,024 tokens" if task == "inference" else "batch 1"
     head = [("Model", "Hugging Face config"), ("Memory", f"at {at_one}, tensors")] + [
-        (c["label"], f"{format_bytes(c['usable_bytes'] * (1 if c['key'] != 't4x2' else 2))} usable") for c in columns]
+        (c["label"], f"{format_bytes(c['usable_bytes'] * c['count'])} usable") for c in columns]
     return render("llm_fit_table.html", head=head, rows=rows, task=task_info)
 
 
