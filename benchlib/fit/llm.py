@@ -120,7 +120,7 @@ def make_setup(mode: str, *, weights: str | None = None, dtype: str | None = Non
 # ----------------------------------------------------------------------------- one traced step
 
 
-def _torch_dtype(name: str) -> Any:
+def torch_dtype(name: str) -> Any:
     import torch
 
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
@@ -161,7 +161,7 @@ def _quantize(model: Any, setup: Setup) -> None:
 
     from benchlib.fit.quantized import QuantizedLinear
 
-    compute = _torch_dtype(setup.dtype)
+    compute = torch_dtype(setup.dtype)
     # transformers keeps the output layer unquantized, also when LoRA adapts it (lm_head.base_layer).
     targets = [name for name, module in model.named_modules()
                if isinstance(module, nn.Linear) and "lm_head" not in name.split(".")
@@ -192,7 +192,7 @@ class StepTracer:
         # Upstream deprecation notices (peft calling transformers' old names) say nothing about memory.
         with torch.device("meta"), warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            self.model = model.build(depth, _torch_dtype(float_weights))
+            self.model = model.build(depth, torch_dtype(float_weights))
             if setup.mode in ("lora", "qlora"):
                 self._add_adapters()
             if setup.weights in ("int8", "nf4"):
@@ -203,7 +203,7 @@ class StepTracer:
                 for p in self.model.parameters():
                     if p.dtype in (torch.float16, torch.bfloat16):
                         p.data = p.data.float()
-        _to_fake(self.model, self.mode)
+        to_fake(self.model, self.mode)
         self.vocab = model.vocab_size(self.model)
         self.optimizer = None
         if setup.trains:
@@ -263,7 +263,7 @@ class StepTracer:
                 output = self.language_model.prefill(self.model, inputs)
             return {"prefill": _by_kind(tracker, _cache_bytes(output))}
         with self._tracking(inputs) as forward_backward:
-            with torch.autocast("cpu", dtype=_torch_dtype(self.setup.dtype), enabled=self._autocast):
+            with torch.autocast("cpu", dtype=torch_dtype(self.setup.dtype), enabled=self._autocast):
                 loss = self.language_model.loss(self.model, inputs)
             loss.backward()
         del loss
@@ -330,7 +330,7 @@ def _tracker_class() -> type:
     return FrozenAwareTracker
 
 
-def _to_fake(model: Any, mode: Any) -> None:
+def to_fake(model: Any, mode: Any) -> None:
     """Give a meta-device model fake storage, keeping shared (tied) parameters shared."""
     owners: dict[int, list[tuple[Any, str]]] = {}
     for module in model.modules():

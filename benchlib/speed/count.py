@@ -1,0 +1,119 @@
+"""What one step does, op by op: floating-point operations and bytes moved, counted on fake tensors.
+
+FLOPs come from ``torch.utils.flop_counter``'s formulas (matmuls, convolutions, attention). Bytes
+are what an op reads and writes as a kernel would: its tensor inputs and outputs. Views and
+allocations move nothing; a gather (an embedding lookup) reads only the rows it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# Ops that only describe or allocate memory: no kernel reads or writes it.
+NO_TRAFFIC = frozenset({
+    "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "detach", "alias", "lift_fresh",
+    "lift_fresh_copy", "_local_scalar_dense", "_to_copy_meta", "set_", "resize_", "device",
+})
+GATHERS = frozenset({"embedding", "index_select", "index"})
+CONVOLUTIONS = frozenset({"convolution", "convolution_backward", "_convolution", "cudnn_convolution",
+                          "convolution_overrideable", "_slow_conv2d_forward"})
+DTYPE_NAMES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """One op of the step: its name, the work it does and the memory it moves.
+
+    ``kind`` is ``conv``, ``matmul`` or ``attention`` for ops with a FLOP formula (they run on
+    tensor cores where the dtype allows), ``memory`` for the rest (elementwise, norms, copies).
+    """
+
+    op: str
+    kind: str
+    flops: int
+    bytes: int
+    dtype: str
+
+
+def _tensors(tree: Any) -> list[Any]:
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
+
+
+def _nbytes(tensors: list[Any]) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _flash_for_cpu_flops(query: Any, key: Any, value: Any, *args: Any, out_val: Any = None, **kwargs: Any) -> int:
+    from torch.utils.flop_counter import sdpa_flop_count
+
+    return sdpa_flop_count(query.shape, key.shape, value.shape)
+
+
+def _flash_for_cpu_backward_flops(grad_out: Any, query: Any, key: Any, value: Any, *args: Any,
+                                  out_val: Any = None, **kwargs: Any) -> int:
+    from torch.utils.flop_counter import sdpa_backward_flop_count
+
+    return sdpa_backward_flop_count(grad_out.shape, query.shape, key.shape, value.shape)
+
+
+def _formulas() -> dict[Any, Callable[..., int]]:
+    """flop_counter's registry, plus CPU's fused attention: traced here, it stands in for the GPU's."""
+    import torch
+    from torch.utils.flop_counter import flop_registry
+
+    aten = torch.ops.aten
+    return {
+        **flop_registry,
+        aten._scaled_dot_product_flash_attention_for_cpu: _flash_for_cpu_flops,
+        aten._scaled_dot_product_flash_attention_for_cpu_backward: _flash_for_cpu_backward_flops,
+    }
+
+
+def _kind(name: str) -> str:
+    if name in CONVOLUTIONS:
+        return "conv"
+    if "attention" in name:
+        return "attention"
+    return "matmul"
+
+
+def op_counter() -> Any:
+    """A TorchDispatchMode that appends an `OpCost` to its ``ops`` for every op run inside it."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    formulas = _formulas()
+
+    class OpCounter(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops: list[OpCost] = []
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = func._overloadpacket.__name__
+            if func.is_view or name in NO_TRAFFIC:
+                return out
+            inputs, outputs = _tensors((args, kwargs)), _tensors(out)
+            if not inputs and not outputs:
+                return out
+            formula = formulas.get(func._overloadpacket)
+            flops = int(formula(*args, **kwargs, out_val=out)) if formula else 0
+            if name in GATHERS:
+                moved = 2 * _nbytes(outputs)
+            elif out is None and inputs:
+                # In-place ops on lists (the optimizer's _foreach_*_): read everything, write the first list.
+                moved = _nbytes(inputs) + _nbytes(_tensors(args[0]))
+            else:
+                moved = _nbytes(inputs) + _nbytes(outputs)
+            first = (inputs or outputs)[0]
+            dtype = DTYPE_NAMES.get(str(first.dtype), "other")
+            self.ops.append(OpCost(name, _kind(name) if flops else "memory", flops, moved, dtype))
+            return out
+
+    return OpCounter()
