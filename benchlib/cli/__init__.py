@@ -1,5 +1,5 @@
-"""The `benchlib` command: probe, list, run, show, validate, import, schema, score, facts, fit, fit-table, max-batch,
-launch.
+"""The `benchlib` command: probe, list, run, show, validate, import, schema, score, facts, fit, fit-table, predict,
+max-batch, launch.
 
 Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported), a file
 is invalid, or the results file can't be written (a full disk); 2 usage error, with a one-line
@@ -23,6 +23,7 @@ from benchlib.cli import (
     launch,
     list_workloads,
     max_batch,
+    predict,
     probe,
     run,
     schema,
@@ -54,6 +55,7 @@ COMMANDS = {
     "max-batch": max_batch.max_batch,
     "fit": fit.fit,
     "fit-table": fit_table.fit_table,
+    "predict": predict.predict,
 }
 for name, command in COMMANDS.items():
     app.command(name)(command)
