@@ -39,7 +39,7 @@ DECODE = Metric(name="decode_tokens_per_s", unit="tokens/s", higher_is_better=Tr
 # One call per sample: a sample is one whole prefill, or one whole decode loop.
 PER_CALL = {"target_block_s": 0.0}
 SETTING = "{param_model} · batch {param_batch_size} · {dtype}"
-TIMER_QUICK = PER_CALL | {"warmup_s": 0.05, "min_time_s": 0.2, "max_time_s": 0.8, "min_samples": 3}
+TIMER_QUICK = PER_CALL | {"warmup_s": 0.05, "min_time_s": 0.2, "max_time_s": 0.5, "min_samples": 3}
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"model": {"hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 2,
                         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 8192},

@@ -37,7 +37,7 @@ METRIC = Metric(name="throughput", unit="tokens/s", higher_is_better=True)
 MIXED = ("fp16", "bf16")
 EAGER, COMPILED = "eager", "torch.compile"
 LEARNING_RATE = 1e-4
-TIMER_QUICK = {"warmup_s": 0.1, "min_time_s": 0.2, "max_time_s": 0.8, "min_samples": 3}
+TIMER_QUICK = {"warmup_s": 0.05, "min_time_s": 0.2, "max_time_s": 0.5, "min_samples": 3}
 ALL_DTYPES = ["fp32", "bf16", "fp16"]
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"model": {"hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 2,
