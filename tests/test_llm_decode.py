@@ -36,11 +36,11 @@ def test_prefill_and_decode_tokens_per_second_at_each_batch(records):
         tokens = batch * (8 if metric.startswith("prefill") else 4)
         assert r.value == pytest.approx(tokens / r.stats.median)
         assert r.params["phase"] == metric.split("_")[0] and r.params["cache"] == "DynamicCache"
-        assert r.params["model"] == "2 layers × 32" and r.params["prompt_len"] == 8 and r.params["new_tokens"] == 4
+        assert r.params["model"] == "2-layer, 32-wide" and r.params["prompt_len"] == 8 and r.params["new_tokens"] == 4
 
 
 def test_each_phase_has_its_chart_with_a_bar_per_batch(records):
-    settings = {"2 layers × 32 · batch 1 · fp32", "2 layers × 32 · batch 3 · fp32"}
+    settings = {"2-layer, 32-wide · batch 1 · fp32", "2-layer, 32-wide · batch 3 · fp32"}
     assert set(plotted(records, "llm_prefill")) == settings
     assert set(plotted(records, "llm_decode")) == settings
 

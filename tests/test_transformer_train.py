@@ -34,7 +34,7 @@ def test_cpu_trains_in_fp32_and_bf16_and_reports_tokens_per_second(records):
         assert (r.workload, r.metric.name, r.metric.unit, r.device) == ("transformer_train", "throughput", "tokens/s", "cpu")
         assert math.isfinite(r.value) and r.value > 0
         assert r.value == pytest.approx(2 * 16 / r.stats.median)
-        assert r.params | {"model": "1 layers × 32", "compile": "eager", "batch_size": 2, "seq_len": 16,
+        assert r.params | {"model": "1-layer, 32-wide", "compile": "eager", "batch_size": 2, "seq_len": 16,
                            "optimizer": "AdamW", "num_key_value_heads": 2} == r.params
         assert r.params["parameters"] > 0
     assert by["fp32"].params["autocast"] is False and by["bf16"].params["autocast"] is True
@@ -49,9 +49,9 @@ def test_fp16_is_skipped_on_the_cpu_with_the_reason(records):
 
 
 def test_the_chart_has_a_bar_per_model_precision_and_mode(records):
-    assert set(plotted(records, "transformer_train")) == {"1 layers × 32 · fp32 · eager", "1 layers × 32 · bf16 · eager"}
+    assert set(plotted(records, "transformer_train")) == {"1-layer, 32-wide · fp32 · eager", "1-layer, 32-wide · bf16 · eager"}
     rows = chart_rows(records)["transformer_train"]
-    assert list(rows[rows["status"] == "skipped"]["setting"]) == ["1 layers × 32 · fp16 · eager"]
+    assert list(rows[rows["status"] == "skipped"]["setting"]) == ["1-layer, 32-wide · fp16 · eager"]
 
 
 def test_a_compiled_step_records_its_compile_time_apart(monkeypatch):

@@ -25,7 +25,7 @@ def require_transformers() -> None:
 
 def model_label(model: dict[str, Any]) -> str:
     """What a chart calls the model: its depth and width, so runs of different sizes never share a bar."""
-    return f"{model['num_hidden_layers']} layers × {model['hidden_size']}"
+    return f"{model['num_hidden_layers']}-layer, {model['hidden_size']}-wide"
 
 
 def random_llama(model: dict[str, Any], device: str, max_positions: int) -> Any:
