@@ -67,7 +67,7 @@ FREE_TIERS: tuple[tuple[str, str, str], ...] = (
     ("kaggle", "free", "T4"),
     ("studio-lab", "free", "T4"),
 )
-RESNET50_TITLE = "ResNet-50 training throughput: reported, and predicted for GPUs Lambda never ran"
+RESNET50_TITLE = "ResNet-50 training throughput: reported and predicted"
 BANDWIDTH_VS_COMPUTE = Scatter(
     title="Memory bandwidth against compute",
     description="Each GPU's peak memory bandwidth against its peak fp16 compute, from benchlib's specs file.",
