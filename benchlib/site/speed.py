@@ -105,7 +105,7 @@ def unrun_rows(unit: str) -> pd.DataFrame:
         return pd.DataFrame()
     now = pd.Timestamp.now(tz="UTC")
     return pd.DataFrame([
-        {"subject": f"{gpu} ({PREDICTED})", "gpu": gpu, "setting": precision, "value": value, "unit": unit,
+        {"subject": f"{gpu} ({PREDICTED})", "setting": precision, "value": value, "unit": unit,
          "higher_is_better": True, "status": "ok", "created": now, "source": PREDICTED,
          "date": build_date().isoformat(), "param_batch": UNRUN_BATCH}
         for gpu, precision, value in result.unrun
@@ -122,7 +122,7 @@ def chart_note() -> dict[str, Any]:
     unrun = {gpu: gpu_rates(gpu) for gpu in dict.fromkeys(g for g, _, _ in result.unrun)}
     checked_generations = dict.fromkeys(sorted(gpu_rates(r.gpu).generation for r in result.rows))
     return {"predicted": {
-        "gpus": len({gpu for gpu, _, _ in result.unrun}), "batch": f"{UNRUN_BATCH:,}", "rows": overall.rows,
+        "gpus": len(unrun), "batch": f"{UNRUN_BATCH:,}", "rows": overall.rows,
         "median": f"{overall.median:.0%}",
         "held_out": f"{summaries['held out'].median:.0%}" if "held out" in summaries else None,
         "worst": f"{percent(overall.worst.error)} ({overall.worst.gpu}, {overall.worst.precision})",
