@@ -1,7 +1,7 @@
 """The site's one chart builder: a chart's rows (from `benchlib.site.data`) into an Altair chart.
 
 Every chart is horizontal bars: one band per subject (a machine, a GPU), one bar per setting
-(dtype, framework, model), reported figures faded, and optionally a tick on each bar (the device's
+(dtype, framework, model), reported figures faded, predicted ones hollow with a dashed outline, and optionally a tick on each bar (the device's
 peak, a p90) and a dashed rule (1× for a speedup, 100 for the score). What a chart says (titles,
 label format, rule) comes from its `benchlib.workloads.Chart` declaration; nothing here knows
 a workload.
@@ -27,6 +27,10 @@ BAR_PX = 12
 BAND_GAP_PX = 8
 # Reported figures are drawn faded: they are not our measurements.
 REPORTED_OPACITY = 0.55
+# Predicted figures (a row whose source is "predicted") are nearly hollow bars with a dashed outline: nobody measured them.
+PREDICTED = "predicted"
+PREDICTED_OPACITY = 0.15
+PREDICTED_OUTLINE_PX = 1.5
 
 
 
@@ -85,7 +89,9 @@ def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container
         "label_at": pd.concat([value, tick], axis=1).max(axis=1),
         "efficiency": pd.to_numeric(rows.get("efficiency", blank), errors="coerce"),
         "source": rows["source"], "date": rows["date"], "derived": rows.get("derived", blank).fillna(""),
-        "opacity": [REPORTED_OPACITY if s == "reported" else 1.0 for s in rows["source"]],
+        "opacity": [REPORTED_OPACITY if s == "reported" else PREDICTED_OPACITY if s == PREDICTED else 1.0
+                    for s in rows["source"]],
+        "outline": [PREDICTED_OUTLINE_PX if s == PREDICTED else 0.0 for s in rows["source"]],
     })
     # Room on the right for the value labels.
     domain_max = max(float(data["label_at"].max()), chart.rule_at or 0.0) * 1.25
@@ -127,7 +133,14 @@ def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container
     color = alt.Color("setting:N", sort=settings, title=chart.setting_title,
                       # More than three long setting names would run past a narrow chart's edge in one row.
                       legend=alt.Legend(orient="top", columns=2 if len(settings) > 3 else 0))
-    layers: list[Any] = [base.mark_bar().encode(color=color, opacity=alt.Opacity("opacity:Q", scale=None))]
+    layers: list[Any] = [
+        base.mark_bar(strokeDash=[4, 2]).encode(
+            color=color, fillOpacity=alt.FillOpacity("opacity:Q", scale=None),
+            # The outline in the bar's colour; only predicted bars have one.
+            stroke=alt.Stroke("setting:N", sort=settings, legend=None),
+            strokeWidth=alt.StrokeWidth("outline:Q", scale=None),
+        )
+    ]
     if data["tick"].notna().any():
         # The tick in the bar's colour, so what a bar reaches is seen next to its peak or its p90.
         layers.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from benchlib.fit.llm import LLMPredictor, versions
 from benchlib.fit.llm_models import resolve_model, shipped_models
 from benchlib.fit.llm_table import (
     COLUMNS,
+    INFERENCE,
     SNIPPET_MODEL,
     SNIPPET_SETUP,
     TASKS,
@@ -22,9 +24,11 @@ from benchlib.fit.llm_table import (
     config_digest,
     published_digest,
     read_table,
+    speed_digest,
 )
 from benchlib.fit.predict import gpu_memory
 from benchlib.site import llm_fit
+from benchlib.speed.predict import predict_speed
 
 ROOT = Path(__file__).resolve().parents[1]
 REFRESH = "refresh it with `benchlib fit-table`"
@@ -64,6 +68,29 @@ def test_the_table_is_what_benchlib_fit_predicts_now(table):
             assert predictor.predict(device, verify=False).largest == row["cells"][task.key][column.key], REFRESH
 
 
+def test_every_cell_that_fits_the_inference_context_has_a_decode_rate(table):
+    for row in table["rows"]:
+        fits = row["cells"][INFERENCE.key]
+        rates = row["decode_tokens_per_s"]
+        assert set(rates) == {c.key for c in COLUMNS}, REFRESH
+        for key, rate in rates.items():
+            assert (rate is not None) == (fits[key] >= INFERENCE.setup.seq_len), (row["model"], key)
+            assert rate is None or rate > 0
+    assert table["speed"]["seq_len"] == INFERENCE.setup.seq_len and table["speed"]["batch"] == INFERENCE.setup.batch
+
+
+def test_the_decode_rates_are_what_benchlib_predict_predicts_now(table):
+    assert table["speed"]["rates_digest"] == speed_digest(), f"a column GPU's specs or the speed constants changed; {REFRESH}"
+    if table["versions"] != versions():
+        pytest.skip(f"the table was predicted with {table['versions']}, this environment has {versions()}; {REFRESH}")
+    row = next(r for r in table["rows"] if r["model"] == "qwen2.5-0.5b")
+    for column in (COLUMNS[0], next(c for c in COLUMNS if c.key == "h100")):  # fp16 on the T4, bf16 on the H100
+        predicted = predict_speed(row["model"], column.gpu, mode="inference", seq_len=INFERENCE.setup.seq_len)
+        assert predicted.dtype == table["speed"]["dtypes"][column.key]
+        assert row["decode_tokens_per_s"][column.key] == pytest.approx(predicted.decode_tokens_per_s, rel=1e-9), REFRESH
+    assert row["decode_tokens_per_s"]["t4x2"] == row["decode_tokens_per_s"]["t4"]  # the pair runs its halves in turn
+
+
 def test_bigger_gpus_never_fit_less(table):
     order = sorted(COLUMNS, key=lambda c: column_memory(c).tensor_budget)
     for row in table["rows"]:
@@ -95,6 +122,23 @@ def test_the_page_tables_show_every_model_and_gpu(table):
         assert f'id="qlora-{row["model"]}"' in html and row["title"] in html
     assert html.count('data-gpu="t4x2"') == len(table["rows"])
     assert "✗: does not fit" in html
+
+
+def test_the_inference_table_shows_predicted_tokens_per_second_where_the_model_fits(table):
+    html = llm_fit.fit_table("inference")
+    for row in table["rows"]:
+        for key, rate in row["decode_tokens_per_s"].items():
+            cell = re.search(rf'<tr id="inference-{re.escape(row["model"])}".*?<td data-gpu="{key}"([^>]*)>(.*?)</td>', html).group(1, 2)
+            if rate is None:
+                assert "tok/s" not in cell[1] and "data-tokens-per-s" not in cell[0]
+            else:
+                shown = float(re.search(r"([\d,.]+) tok/s", cell[1]).group(1).replace(",", ""))
+                assert shown == pytest.approx(rate, rel=0.05) and "(predicted)" in cell[0]
+    legend = re.search(r"<strong>tok/s</strong>(.*?)</p>", html).group(1)
+    assert "<strong>predicted</strong> decode speed" in legend and "No measured decode speed has been compared yet" in legend
+    assert f"within a median {table['speed']['resnet50']['median_abs_error']:.0%}" in legend
+    assert 'href="../buying-guide/#predicted-against-reported"' in legend
+    assert "tok/s" not in llm_fit.fit_table("qlora")
 
 
 def test_the_published_comparison_shows_each_row_with_its_source(table):

@@ -23,6 +23,7 @@ from benchlib.site import ChartsOnPage, chart, sources
 from benchlib.site import fit as fit_blocks
 from benchlib.site import llm_fit
 from benchlib.site import platforms as platform_blocks
+from benchlib.site import speed as speed_blocks
 from benchlib.site.data import site_data
 from benchlib.workloads import charts
 
@@ -110,6 +111,7 @@ def _platform_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
 def _buying_guide_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
     frame = _frame()
     yield "resnet50_throughput", fit_blocks.resnet50_throughput
+    yield "predicted_against_reported", speed_blocks.predicted_against_reported
     yield "lambda_batches", fit_blocks.lambda_batches
     yield "price_performance", fit_blocks.price_performance
     yield "free_tiers", lambda: fit_blocks.free_tiers(frame)
@@ -167,7 +169,7 @@ def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(buil
 
 def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) -> None:
     _, rendered = build
-    for name in ("tier_table", "reported_table", "resnet50_throughput", "lambda_batches", "price_performance",
+    for name in ("tier_table", "reported_table", "resnet50_throughput", "predicted_against_reported", "lambda_batches", "price_performance",
                  "rent_table", "buy_table", "reported_largest_batches", "advice_history", "chart", "ChartsOnPage", "sources",
                  "published_comparison"):
         assert any(dated_figures(html) for html in rendered[name]), name

@@ -1,4 +1,4 @@
-"""`benchlib fit-table`: predict the "Can I run it?" table and the published comparison, and write them.
+"""`benchlib fit-table`: predict the "Can I run it?" table (memory, and decode speed for inference) and the published comparison, and write them.
 
 The site reads the file this writes (``benchlib/fit/llm_fit_table.json``) instead of predicting
 the whole table on every build. Run it after changing a shipped config, the published data or
@@ -22,7 +22,7 @@ def fit_table(
     out: Annotated[Optional[Path], typer.Option("--out", help="Where to write the table. Default: the file the site reads.")] = None,
     models: Annotated[Optional[str], typer.Option("--models", help="Only these shipped models, comma-separated (for a quick look; the site needs them all).")] = None,
 ) -> None:
-    """Predict memory for every shipped language model on the GPUs readers get, and compare with published peaks."""
+    """Predict memory (and decode speed) for every shipped language model on the GPUs readers get, and compare with published peaks."""
     from benchlib.fit.llm_models import shipped_models
     from benchlib.fit.llm_table import TABLE_FILE, TASKS, predict_table, write_table
     from benchlib.paths import cache_dir

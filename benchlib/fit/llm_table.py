@@ -3,7 +3,9 @@
 Predicting the whole table takes minutes, too long for every site build, so `benchlib fit-table`
 writes it to ``llm_fit_table.json`` (with the versions, date and allowances it used) and the
 site reads that file. The comparison with published measurements (:mod:`benchlib.fit.published`)
-goes in the same file. ``tests/test_llm_table.py`` re-predicts cells to check the file is current.
+goes in the same file, and so do the inference task's decode speeds, predicted by
+:mod:`benchlib.speed`, with the error that method reached on Lambda's ResNet-50 rows.
+``tests/test_llm_table.py`` re-predicts cells to check the file is current.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ from benchlib.fit.predict import (
     write_json,
 )
 from benchlib.fit.published import PUBLISHED, compare, median_abs_error, published_rows
+from benchlib.speed import published as speed_published
+from benchlib.speed.count import OpCost
+from benchlib.speed.predict import METHOD, language_model_dtype, language_model_ops
+from benchlib.speed.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
 
 TABLE_FILE = Path(__file__).with_name("llm_fit_table.json")
 TRAINING_SEQ_LEN = 1024
@@ -74,6 +80,7 @@ TASKS: tuple[Task, ...] = (
     Task("train", f"Full fine-tuning: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
          make_setup("train", dtype="bf16", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True)),
 )
+INFERENCE = TASKS[0]
 
 # snippets/qlora_finetune.py's model and setup on a T4, which computes in fp16 (a test checks the snippet still says so).
 SNIPPET_MODEL = "qwen2.5-0.5b"
@@ -88,6 +95,42 @@ def config_digest(model: LanguageModel) -> str:
 
 def published_digest() -> str:
     return hashlib.sha256(PUBLISHED.read_bytes()).hexdigest()[:16]
+
+
+def speed_digest() -> str:
+    """A short hash of every figure the columns' speed predictions use: it changes with the specs or the constants."""
+    rates = [asdict(gpu_rates(c.gpu)) for c in COLUMNS]
+    return hashlib.sha256(json.dumps(rates, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def decode_rates(model: str, task: Task, fits: dict[str, int]) -> dict[str, float | None]:
+    """Predicted decode tokens/s of ``model`` in ``task``'s setup on each column where it fits that
+    setup's context, None elsewhere. The ops of a decode step don't depend on the GPU, so they are
+    counted once per dtype and timed on each column. Two GPUs run their layers one after the other
+    (``device_map="auto"``), so a pair decodes at one GPU's rate."""
+    setup = task.setup
+    counted: dict[str, list[OpCost] | None] = {}
+    rates: dict[str, float | None] = {}
+    for column in COLUMNS:
+        if fits[column.key] < setup.seq_len:
+            rates[column.key] = None
+            continue
+        gpu = gpu_rates(column.gpu)
+        dtype = language_model_dtype(gpu)
+        if dtype not in counted:
+            ops, prefill_ops = language_model_ops(model, "inference", dtype, setup.batch, setup.seq_len)
+            counted[dtype] = ops if prefill_ops is not None else None  # no KV cache: no decode step
+        ops = counted[dtype]
+        rates[column.key] = setup.batch / step_time(ops, gpu).seconds if ops is not None else None
+    return rates
+
+
+def _resnet50_check() -> dict[str, Any]:
+    """How far the same speed model was from Lambda's ResNet-50 rows: what the table's legend cites."""
+    rows, _ = speed_published.compare()
+    held_out = [r for r in rows if r.half == "held out"]
+    return {"rows": len(rows), "median_abs_error": speed_published.median_abs_error(rows),
+            "held_out_median_abs_error": speed_published.median_abs_error(held_out) if held_out else None}
 
 
 def column_memory(column: Column) -> DeviceMemory:
@@ -124,10 +167,11 @@ def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambd
             }
             size = task.setup.seq_len if task.key == "inference" else 1
             peaks[task.key] = predictor.breakdown(size)
+        decode = decode_rates(shipped.name, INFERENCE, cells[INFERENCE.key])
         rows.append({"model": shipped.name, "config_digest": config_digest(model), "title": shipped.title, "hf_id": shipped.hf_id, "source": shipped.source,
                      "release": shipped.release, "max_positions": model.max_positions(), "cells": cells,
-                     "peaks_at_one": peaks})
-    on_step("the QLoRA snippet and published measurements")
+                     "peaks_at_one": peaks, "decode_tokens_per_s": decode})
+    on_step("the QLoRA snippet, published measurements and Lambda's ResNet-50 rows")
     snippet = LLMPredictor(resolve_model(SNIPPET_MODEL), SNIPPET_SETUP, cache_dir).predict(gpu_memory(SNIPPET_GPU))
     comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir) for row in published_rows()]
     compared = [c for c in comparisons if c.error is not None]
@@ -140,6 +184,10 @@ def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambd
                      "source": one.source, "as_of": one.as_of} for c, one, _ in columns],
         "tasks": [{"key": t.key, "title": t.title, "setup": asdict(t.setup), "describe": t.setup.describe()} for t in TASKS],
         "rows": rows,
+        "speed": {"task": INFERENCE.key, "batch": INFERENCE.setup.batch, "seq_len": INFERENCE.setup.seq_len,
+                  "dtypes": {c.key: language_model_dtype(gpu_rates(c.gpu)) for c in COLUMNS},
+                  "method": METHOD, "memory_efficiency": MEMORY_EFFICIENCY, "rates_digest": speed_digest(),
+                  "resnet50": _resnet50_check()},
         "snippet": {"model": SNIPPET_MODEL, "title": shipped_models()[SNIPPET_MODEL].title, "gpu": SNIPPET_GPU,
                     "describe": SNIPPET_SETUP.describe(), "batch": SNIPPET_SETUP.batch, "seq_len": SNIPPET_SETUP.seq_len,
                     "tensor_peak_bytes": snippet.tensor_peak_bytes, "peak_bytes": snippet.peak_bytes},

@@ -46,6 +46,7 @@ from benchlib.results.load import params_of
 from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
 from benchlib.site.figures import STATIC_WIDTH, figure_context
 from benchlib.site.platforms import Source, fact_flags
+from benchlib.site import speed
 from benchlib.site.render import render
 from benchlib.specs import find_accelerator, load_accelerators
 from benchlib.workloads import Plot, charts
@@ -66,6 +67,7 @@ FREE_TIERS: tuple[tuple[str, str, str], ...] = (
     ("kaggle", "free", "T4"),
     ("studio-lab", "free", "T4"),
 )
+RESNET50_TITLE = "ResNet-50 training throughput: reported and predicted"
 BANDWIDTH_VS_COMPUTE = Scatter(
     title="Memory bandwidth against compute",
     description="Each GPU's peak memory bandwidth against its peak fp16 compute, from benchlib's specs file.",
@@ -240,18 +242,24 @@ def _sources(rows: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def resnet50_throughput(data: SiteData | None = None) -> str:
-    """Reported ResNet-50 training throughput per GPU and precision: chart, sources and table."""
+    """ResNet-50 training throughput per GPU and precision: reported by Lambda, predicted for the GPUs
+    Lambda never ran (`benchlib.site.speed`); chart, sources, how far off predictions were, and table."""
     data = data or site_data()
     chart = throughput_records.RESNET50_CHART
     rows = _records(data, throughput_records.RESNET50, throughput_records.NAME)
     if rows.empty:
         return render("buying_empty.html", what="throughput")
-    plotted = plotted_rows(rows, chart)
+    reported = plotted_rows(rows, chart)
+    predicted = speed.unrun_rows(str(reported["unit"].iloc[0]))
+    if len(predicted):
+        chart = replace(chart, title=RESNET50_TITLE)
+    plotted = plotted_rows(pd.concat([rows, predicted], ignore_index=True), chart) if len(predicted) else reported
     of_fastest = _records(data, replace(throughput_records.RESNET50, metric=throughput_records.OF_FASTEST.metric),
                           throughput_records.NAME)
     settings = [s for s in chart.setting_order if s in set(plotted["setting"])]
     figures = {(r["subject"], r["setting"]): r for r in plotted.to_dict("records")}
     relative = {(r["subject"], r["setting"]): r["value"] for r in of_fastest.to_dict("records")}
+    relative.update(_predicted_relative(reported, predicted))
     # Fastest first, as the chart orders its bands.
     order = sorted(dict.fromkeys(plotted["subject"]), key=lambda g: -max(plotted.loc[plotted["subject"] == g, "value"]))
     table = [
@@ -266,8 +274,29 @@ def resnet50_throughput(data: SiteData | None = None) -> str:
     return render(
         "buying_throughput.html", chart=chart,
         **figure_context(chart.id, chart_spec(plotted, chart), chart_spec(plotted, chart, width=STATIC_WIDTH)),
-        sources=_sources(plotted), head=head, rows=table,
+        sources=_sources(reported), head=head, rows=table, **speed.chart_note(),
+        reference=_fastest_reported(reported),
     )
+
+
+def _fastest_reported(reported: pd.DataFrame) -> dict[str, str]:
+    """The GPU with the highest reported figure of each precision."""
+    best = reported.loc[reported.groupby("setting")["value"].idxmax()]
+    return dict(zip(best["setting"], best["subject"]))
+
+
+def _predicted_relative(reported: pd.DataFrame, predicted: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """A predicted GPU against the fastest reported GPU's prediction, not its reported figure: two
+    predictions, so the bias the comparison shows on that GPU cancels instead of adding up."""
+    if predicted.empty:
+        return {}
+    fastest = _fastest_reported(reported)
+    reference = {(r.gpu, r.precision): r.predicted for r in speed.checked().rows}
+    return {
+        (row["subject"], row["setting"]): row["value"] / reference[fastest[row["setting"]], row["setting"]]
+        for row in predicted.to_dict("records")
+        if (fastest.get(row["setting"]), row["setting"]) in reference
+    }
 
 
 def measured_results(*chart_ids: str) -> str:

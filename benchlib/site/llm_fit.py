@@ -13,9 +13,10 @@ from typing import Any
 
 from benchlib.fit.llm_table import TABLE_FILE, read_table
 from benchlib.probe.units import format_bytes
-from benchlib.site.render import render
+from benchlib.site.render import page_link, render
 
 PAGE = "gpus/can-i-run-it.md"
+SPEED_CHECK = "gpus/buying-guide.md#predicted-against-reported"
 
 
 @functools.cache
@@ -31,17 +32,28 @@ def _context_text(tokens: int, maximum: int) -> str:
     return text + ("*" if tokens >= maximum else "")
 
 
+def _rate_text(rate: float) -> str:
+    """A predicted rate to two significant digits (``1,500``, ``52``, ``9.3``): no more than the prediction knows."""
+    rounded = float(f"{rate:.2g}")
+    return f"{rounded:,.0f}" if rounded >= 10 else f"{rounded:g}"
+
+
 def _cell(row: dict[str, Any], task: str, column: dict[str, Any]) -> dict[str, Any]:
     value = row["cells"][task][column["key"]]
+    speed = None
     if task == "inference":
         text = _context_text(value, row["max_positions"])
         title = f"{row['title']} on {column['label']}: " + (
             f"prompts up to {value:,} tokens at batch 1" if value else "does not fit, even for a 1-token prompt")
+        tokens_per_s = row["decode_tokens_per_s"][column["key"]]
+        if tokens_per_s is not None:
+            speed = {"value": tokens_per_s, "text": f"{_rate_text(tokens_per_s)} tok/s"}
+            title += f"; decodes about {_rate_text(tokens_per_s)} tokens/s"
     else:
         text = str(value) if value else "✗"
         per_gpu = " per GPU" if column["count"] > 1 else ""
         title = f"{row['title']} on {column['label']}: " + (f"largest batch {value}{per_gpu}" if value else "does not fit at batch 1")
-    return {"text": text, "title": title + " (predicted)", "value": value, "column": column["key"]}
+    return {"text": text, "title": title + " (predicted)", "value": value, "column": column["key"], "speed": speed}
 
 
 def fit_table(task: str) -> str:
@@ -58,7 +70,22 @@ def fit_table(task: str) -> str:
     at_one = "prompt of 1,024 tokens" if task == "inference" else "batch 1"
     head = [("Model", "Hugging Face config"), ("Memory", f"at {at_one}, tensors")] + [
         (c["label"], f"{format_bytes(c['usable_bytes'] * c['count'])} usable") for c in columns]
-    return render("llm_fit_table.html", head=head, rows=rows, task=task_info)
+    return render("llm_fit_table.html", head=head, rows=rows, task=task_info,
+                  speed=_speed_legend(table) if task == table["speed"]["task"] else None)
+
+
+def _speed_legend(table: dict[str, Any]) -> dict[str, Any]:
+    """What the tokens/s under the inference cells are, and how well the same model predicted measured throughput."""
+    speed = table["speed"]
+    check = speed["resnet50"]
+    return {
+        "batch": speed["batch"], "seq_len": f"{speed['seq_len']:,}",
+        "fp16": [c["label"] for c in table["columns"] if speed["dtypes"][c["key"]] == "fp16"],
+        "pairs": [c["label"] for c in table["columns"] if c["count"] > 1],
+        "rows": check["rows"], "median": f"{check['median_abs_error']:.0%}",
+        "held_out": f"{check['held_out_median_abs_error']:.0%}" if check["held_out_median_abs_error"] is not None else None,
+        "link": page_link(SPEED_CHECK, PAGE),
+    }
 
 
 def assumptions() -> str:

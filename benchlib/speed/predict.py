@@ -169,7 +169,7 @@ def predict_speed(model: str, gpu: str, *, mode: str = "train", dtype: str | Non
     rates = gpu_rates(gpu)
     builtin = model in MODELS
     if dtype is None:
-        dtype = "fp32" if builtin else ("bf16" if "bf16" in rates.peaks_tflops else "fp16")
+        dtype = "fp32" if builtin else language_model_dtype(rates)
     if dtype != "fp32" and dtype not in rates.peaks_tflops:
         raise UnknownSpeedGPU(f"{rates.name}: the specs give no {dtype} peak (it may not support {dtype}); "
                               "try --dtype fp16 or fp32")
@@ -198,6 +198,19 @@ def predict_speed(model: str, gpu: str, *, mode: str = "train", dtype: str | Non
             per_step = batch * seq_len
     return SpeedPrediction(model=title, gpu=rates.name, mode=mode, dtype=dtype, batch=batch, seq_len=seq_len,
                            throughput=per_step / step.seconds, unit=unit, step=step, rates=rates, prefill=prefill)
+
+
+def language_model_dtype(rates: GpuRates) -> str:
+    """A language model's default dtype on a GPU: bf16, or fp16 where the specs give no bf16 peak (T4, P100)."""
+    return "bf16" if "bf16" in rates.peaks_tflops else "fp16"
+
+
+def language_model_ops(model: str, mode: str, dtype: str, batch: int, seq_len: int) -> tuple[list[OpCost], list[OpCost] | None]:
+    """The ops `predict_speed` times for a language model (decode and prefill for a causal one in
+    inference), counted once so a caller can time them on many GPUs with `step_time`."""
+    with _quiet():
+        ops, prefill_ops, _ = _language_model_ops(model, mode, dtype, batch, seq_len)
+    return ops, prefill_ops
 
 
 @contextlib.contextmanager

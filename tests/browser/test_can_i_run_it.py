@@ -15,6 +15,8 @@ pytestmark = pytest.mark.browser
 PAGE = "gpus/can-i-run-it/"
 TASKS = {"Inference": "inference", "QLoRA": "qlora", "LoRA": "lora", "Full fine-tuning": "train"}
 CELL = re.compile(r"\d+K?\*?|✗")
+# An inference cell that fits a 1,024-token prompt adds the predicted decode speed on a second line.
+SPEED = re.compile(r"[\d,.]+ tok/s")
 
 
 @pytest.fixture
@@ -35,7 +37,12 @@ def test_each_task_tab_shows_every_model_on_every_gpu(can_i, page_log):
             cells = rows.nth(i).locator("td[data-gpu]")
             assert cells.count() == 10
             for text in cells.all_inner_texts():
-                assert CELL.fullmatch(text.strip()), text
+                memory, *speed = text.strip().split("\n")
+                assert CELL.fullmatch(memory.strip()), text
+                if key == "inference":
+                    assert len(speed) <= 1 and all(SPEED.fullmatch(s.strip()) for s in speed), text
+                else:
+                    assert not speed, text
     assert not page_log.blocked_requests and not page_log.console_errors
 
 
@@ -44,6 +51,17 @@ def test_an_8b_model_qloras_on_the_free_t4_and_says_it_is_predicted(can_i):
     cell = can_i.locator("table[data-table=llm-fit-qlora] tr[data-model='llama-3.1-8b'] td[data-gpu='t4']")
     assert int(cell.get_attribute("data-value")) >= 1
     assert "(predicted)" in cell.get_attribute("title")
+
+
+def test_inference_cells_show_predicted_decode_speed_and_link_the_check(can_i, page):
+    cell = can_i.locator("table[data-table=llm-fit-inference] tr[data-model='llama-3.1-8b'] td[data-gpu='h100']")
+    assert SPEED.fullmatch(cell.locator(".fg-note").inner_text().strip())
+    assert "tokens/s (predicted)" in cell.get_attribute("title")
+    legend = can_i.locator("p.fg-note", has_text="tok/s").first
+    assert "predicted" in legend.inner_text() and "No measured decode speed" in legend.inner_text()
+    legend.locator("a", has_text="predicted against reported").click()
+    page.wait_for_url(re.compile(r"gpus/buying-guide/#predicted-against-reported"))
+    expect(page.locator("h3#predicted-against-reported")).to_be_visible()
 
 
 def test_published_measurements_carry_source_date_and_error(can_i):
