@@ -126,7 +126,8 @@ def compare(memory_efficiency: float = MEMORY_EFFICIENCY, folder: Path | None = 
         try:
             predicted = _predict(row.gpu, PRECISIONS[row.precision], row.batch, memory_efficiency)
         except UnknownSpeedGPU as exc:
-            not_compared.append(NotCompared(row.source, f"{row.gpu} {row.precision}", 1, str(exc)))
+            # The message's advice after ";" is for the command line, not a page.
+            not_compared.append(NotCompared(row.source, f"{row.gpu} {row.precision}", 1, str(exc).split(";")[0]))
             continue
         compared.append(Comparison(row.gpu, row.precision, row.batch, row.value, predicted, half[row.gpu],
                                    row.source, row.as_of))
