@@ -14,7 +14,8 @@ from typing import Any
 # Ops that only describe or allocate memory: no kernel reads or writes it.
 NO_TRAFFIC = frozenset({
     "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "detach", "alias", "lift_fresh",
-    "lift_fresh_copy", "_local_scalar_dense", "_to_copy_meta", "set_", "resize_", "device",
+    "lift_fresh_copy", "_local_scalar_dense", "set_", "resize_",
+    "device",  # prim.device: reads a tensor's metadata, moves none of its bytes
 })
 GATHERS = frozenset({"embedding", "index_select", "index"})
 CONVOLUTIONS = frozenset({"convolution", "convolution_backward", "_convolution", "cudnn_convolution",

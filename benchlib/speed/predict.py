@@ -72,7 +72,8 @@ def _count(run: Any, mode: Any) -> list[OpCost]:
     return counter.ops
 
 
-def _builtin_ops(name: str, mode: str, dtype: str, batch: int) -> tuple[list[OpCost], str]:
+def builtin_ops(name: str, mode: str, dtype: str, batch: int) -> tuple[list[OpCost], str]:
+    """The ops of one step of a built-in network, and its throughput unit."""
     import torch
 
     from benchlib.fit.models import get_model
@@ -178,7 +179,7 @@ def predict_speed(model: str, gpu: str, *, mode: str = "train", dtype: str | Non
         if seq_len is not None:
             raise ValueError(f"--seq-len applies to language models; {model} has a fixed input")
         batch = batch or DEFAULT_IMAGE_BATCH
-        ops, unit = _builtin_ops(model, mode, dtype, batch)
+        ops, unit = builtin_ops(model, mode, dtype, batch)
         title = MODELS[model].title
         step = step_time(ops, rates)
         per_step = batch * (MODELS[model].input_shape()[0] if unit == "tokens/s" else 1)

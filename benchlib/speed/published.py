@@ -104,9 +104,9 @@ def halves(gpus: Iterable[str]) -> dict[str, str]:
 @cache
 def resnet50_ops(dtype: str, batch: int) -> tuple[OpCost, ...]:
     """The ops of one ResNet-50 training step; they depend on the dtype and batch, not the GPU."""
-    from benchlib.speed.predict import _builtin_ops
+    from benchlib.speed.predict import builtin_ops
 
-    return tuple(_builtin_ops(MODEL, "train", dtype, batch)[0])
+    return tuple(builtin_ops(MODEL, "train", dtype, batch)[0])
 
 
 def _predict(gpu: str, dtype: str, batch: int, memory_efficiency: float) -> float:
