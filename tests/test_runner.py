@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.results.schema import MeasurementRecord, Metric
+from benchlib.results.schema import FAILED_STATUSES, MeasurementRecord, Metric
 from benchlib.results.store import read_results
 from benchlib.runner import check, run_suite
 from benchlib.workloads import Workload
@@ -106,7 +106,8 @@ def test_run_killed_midway_leaves_a_valid_file(tmp_path):
     assert len(files) == 1
     saved = read_results(files[0])
     assert saved.measurements
-    assert all(m.status == "ok" for m in saved.measurements)
+    # "skipped" is a finished outcome too (an SDPA backend this CPU lacks); nothing may have failed.
+    assert not [m for m in saved.measurements if m.status in FAILED_STATUSES]
     assert not saved.complete
 
 

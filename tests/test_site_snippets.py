@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from benchlib.results.schema import FAILED_STATUSES
 from benchlib.results.store import read_results, validate_paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +114,9 @@ def test_resume_snippet_finishes_a_budget_cut_run(tmp_path):
     finished = read_results(good[0])
     assert finished.complete
     assert {m.workload for m in finished.measurements} >= {"matmul", "conv2d", "bandwidth"}
-    assert all(m.status == "ok" for m in finished.measurements), [m.message for m in finished.measurements]
+    # "skipped" is a finished outcome (an SDPA backend this CPU lacks); nothing may have failed.
+    failed = [m for m in finished.measurements if m.status in FAILED_STATUSES]
+    assert not failed, [m.message for m in failed]
 
 
 def test_resume_snippet_ends_green_when_the_budget_was_enough(tmp_path):
