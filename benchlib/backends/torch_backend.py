@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchlib.backends import DeviceUnavailable, require
@@ -70,6 +70,17 @@ def supported_dtypes(device: str) -> list[str]:
     if device == "mps":
         return ["fp32", "fp16"]
     return ["fp32", "bf16"]
+
+
+def accelerator_dtype(device: str, preferred: Sequence[str], workload: str) -> str:
+    """fp32 on the CPU; elsewhere the first of ``preferred`` the device supports (ValueError naming ``workload``)."""
+    if device == "cpu":
+        return "fp32"
+    supported = supported_dtypes(device)
+    for dtype in preferred:
+        if dtype in supported:
+            return dtype
+    raise ValueError(f"{workload}: none of accelerator_dtypes {list(preferred)} runs on {device} (it has {supported})")
 
 
 def torch_dtype(name: str) -> "torch.dtype":

@@ -35,11 +35,11 @@ def predict(
     """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU."""
     from benchlib.fit.llm_models import ModelNotFound
     from benchlib.speed.predict import predict_speed
-    from benchlib.speed.roofline import UnknownSpeedGPU
+    from benchlib.fit.predict import UnknownGPU
 
     try:
         prediction = predict_speed(model, gpu, mode=mode, dtype=dtype, batch=batch, seq_len=seq_len)
-    except (ModelNotFound, UnknownSpeedGPU, ValueError) as exc:
+    except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
         typer.echo(json.dumps(prediction.as_dict(), indent=2))

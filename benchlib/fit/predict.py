@@ -28,12 +28,15 @@ from dataclasses import asdict, dataclass, field
 from difflib import get_close_matches
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import benchlib
 from benchlib.fit.models import get_model
 from benchlib.fit.step import DTYPES, OPTIMIZERS, TrainingStep, check_choice
 from benchlib.probe.units import GIB, MIB
+
+if TYPE_CHECKING:
+    from benchlib.specs import AcceleratorSpec
 
 # Memory the CUDA driver takes for the context (kernels, driver state) outside PyTorch's
 # allocator: "around 400MB if CUDA >= 11.7 is used and lazy module loading enabled (default in
@@ -100,17 +103,24 @@ def _gpu_names() -> list[str]:
     return [label for a in load_accelerators() if a.kind == "gpu" for label in (a.name, *a.aliases)]
 
 
-def gpu_memory(name: str) -> DeviceMemory:
-    """The usable memory of the GPU called ``name`` (specs' name or an alias NVML reports)."""
+def gpu_spec(name: str, only_gpus: str) -> AcceleratorSpec:
+    """The GPU called ``name`` (specs' name or an alias NVML reports); UnknownGPU suggests near
+    matches, and for a TPU says ``only_gpus`` (what the command does instead)."""
     from benchlib.specs import find_accelerator
 
     spec = find_accelerator(name)
     if spec is None or spec.kind != "gpu":
         if spec is not None:
-            raise UnknownGPU(f"{spec.name} is a {spec.kind.upper()}, not a GPU; `fit` predicts CUDA memory only")
+            raise UnknownGPU(f"{spec.name} is a {spec.kind.upper()}, not a GPU; {only_gpus}")
         close = get_close_matches(name, _gpu_names(), n=3, cutoff=0.5)
         hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
         raise UnknownGPU(f"unknown GPU {name!r}{hint}; the GPUs benchlib knows are in benchlib/data/gpus.yaml")
+    return spec
+
+
+def gpu_memory(name: str) -> DeviceMemory:
+    """The usable memory of the GPU called ``name`` (specs' name or an alias NVML reports)."""
+    spec = gpu_spec(name, "`fit` predicts CUDA memory only")
     if spec.memory_gb is None:
         raise UnknownGPU(f"the specs give no memory size for {spec.name}")
     per_device = spec.devices_per_unit.value if spec.devices_per_unit else 1

@@ -152,7 +152,7 @@ def _language_model_ops(name: str, mode: str, dtype: str, batch: int, seq_len: i
 
 def predict_speed(model: str, gpu: str, *, mode: str = "train", dtype: str | None = None, batch: int | None = None,
                   seq_len: int | None = None) -> SpeedPrediction:
-    """Predict the throughput of ``model`` on ``gpu``; ValueError or UnknownSpeedGPU say what to change.
+    """Predict the throughput of ``model`` on ``gpu``; ValueError, UnknownGPU or UnknownSpeedGPU say what to change.
 
     ``dtype`` defaults to fp32 for the built-in networks and to bf16 for language models (fp16 on
     GPUs without bf16); ``batch`` to 64 images or 1 sequence; ``seq_len`` to `benchlib fit`'s

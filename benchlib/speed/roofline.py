@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass
-from difflib import get_close_matches
 
+from benchlib.fit.predict import UnknownGPU, gpu_spec
 from benchlib.speed.count import OpCost
 
 # Median of the MAMF bf16 figures' fraction of peak, per generation (tests/test_speed.py recomputes it).
@@ -39,11 +39,8 @@ MEMORY_EFFICIENCY = 0.45
 _CHIP_CODE = re.compile(r"^(?:[A-Z]{2}\d{3}[A-Z]?|\(.*\))$")
 
 
-class UnknownSpeedGPU(KeyError):
-    """A GPU `predict` can't time: unknown to the specs, or missing a figure it needs."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
+class UnknownSpeedGPU(UnknownGPU):
+    """A GPU the specs know but `predict` can't time: a figure it needs is missing."""
 
 
 def generation(architecture: str) -> str:
@@ -84,27 +81,13 @@ class GpuRates:
         return compute, op.bytes / (self.bandwidth_gbps * 1e9 * self.memory_efficiency)
 
 
-def _gpu_names() -> list[str]:
-    from benchlib.specs import load_accelerators
-
-    return [label for a in load_accelerators() if a.kind == "gpu" for label in (a.name, *a.aliases)]
-
-
 def gpu_rates(name: str) -> GpuRates:
-    """The rates of the GPU called ``name``; UnknownSpeedGPU names near matches or the missing figure.
+    """The rates of the GPU called ``name``: UnknownGPU names near matches, UnknownSpeedGPU a missing figure.
 
     Spec figures marked ``unverified`` are used (a prediction needs some figure) and listed, so
     the reader sees which inputs nobody re-checked.
     """
-    from benchlib.specs import find_accelerator
-
-    spec = find_accelerator(name)
-    if spec is None or spec.kind != "gpu":
-        if spec is not None:
-            raise UnknownSpeedGPU(f"{spec.name} is a {spec.kind.upper()}; `predict` times GPUs only")
-        close = get_close_matches(name, _gpu_names(), n=3, cutoff=0.5)
-        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-        raise UnknownSpeedGPU(f"unknown GPU {name!r}{hint}; the GPUs benchlib knows are in benchlib/data/gpus.yaml")
+    spec = gpu_spec(name, "`predict` times GPUs only")
     per_device = spec.devices_per_unit.value if spec.devices_per_unit else 1
     unverified = []
     peaks = {}

@@ -102,17 +102,6 @@ def counted_flops(shape: Shape, causal: bool, backward: bool) -> float:
     return counter.get_total_flops() / (2 if causal else 1)
 
 
-def attention_dtype(device: str, params: dict[str, Any]) -> str:
-    """fp32 on the CPU; elsewhere the first of ``accelerator_dtypes`` the device supports."""
-    if device == "cpu":
-        return "fp32"
-    supported = tb.supported_dtypes(device)
-    for dtype in params["accelerator_dtypes"]:
-        if dtype in supported:
-            return dtype
-    raise ValueError(f"{NAME}: none of accelerator_dtypes {params['accelerator_dtypes']} runs on {device} (it has {supported})")
-
-
 def _call(shape: Shape, device: str, dtype: str, causal: bool, backward: bool) -> Callable[[], Any]:
     torch = tb.import_torch()
     dims = (shape.batch_size, shape.heads, shape.seq_len, shape.head_dim)
@@ -150,7 +139,7 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
 
     sync, sync_name = tb.sync_function(ctx.device)
     name = tb.device_name(ctx.device, ctx.cpu_name)
-    dtype = attention_dtype(ctx.device, params)
+    dtype = tb.accelerator_dtype(ctx.device, params["accelerator_dtypes"], NAME)
     passes = {FORWARD: False, FORWARD_BACKWARD: True}
     shapes = sweep(params)
     measured: dict[tuple[str, str, str], list[tuple[float, Shape, float, Measurement]]] = {}

@@ -64,17 +64,6 @@ DECODE_CHART = Chart("llm_decode", "LLM decode with a KV cache: generated tokens
 PLOTS = (Plot(PREFILL_CHART, PREFILL.name, SETTING), Plot(DECODE_CHART, DECODE.name, SETTING))
 
 
-def inference_dtype(device: str, params: dict[str, Any]) -> str:
-    """fp32 on the CPU; elsewhere the first of ``accelerator_dtypes`` the device supports."""
-    if device == "cpu":
-        return "fp32"
-    supported = tb.supported_dtypes(device)
-    for dtype in params["accelerator_dtypes"]:
-        if dtype in supported:
-            return dtype
-    raise ValueError(f"{NAME}: none of accelerator_dtypes {params['accelerator_dtypes']} runs on {device} (it has {supported})")
-
-
 def phases(llama: Any, prompt: Any, new_tokens: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
     """The two timed calls for ``prompt`` (batch x prompt length): prefill, and the decode loop.
 
@@ -111,7 +100,7 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     torch = tb.import_torch()
     sync, sync_name = tb.sync_function(ctx.device)
     name = tb.device_name(ctx.device, ctx.cpu_name)
-    dtype = inference_dtype(ctx.device, params)
+    dtype = tb.accelerator_dtype(ctx.device, params["accelerator_dtypes"], NAME)
     prompt_len, new_tokens = params["prompt_len"], params["new_tokens"]
     llama = random_llama(params["model"], ctx.device, prompt_len + new_tokens).to(tb.torch_dtype(dtype)).eval()
     common = {"model": model_label(params["model"]), **params["model"], "parameters": parameter_count(llama),
