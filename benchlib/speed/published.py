@@ -115,8 +115,9 @@ def _predict(gpu: str, dtype: str, batch: int, memory_efficiency: float) -> floa
 
 
 def compare(memory_efficiency: float = MEMORY_EFFICIENCY, folder: Path | None = None) -> tuple[list[Comparison], list[NotCompared]]:
-    """Every comparable reported row with its prediction, and what was left out (a GPU whose
-    specs lack a figure the prediction needs is left out too, named)."""
+    """Every comparable reported row with its prediction, and what was left out (a GPU the specs
+    don't list, or whose specs lack a figure the prediction needs, is left out too, named)."""
+    from benchlib.fit.predict import UnknownGPU
     from benchlib.speed.roofline import UnknownSpeedGPU
 
     rows, not_compared = _reported(folder)
@@ -125,9 +126,10 @@ def compare(memory_efficiency: float = MEMORY_EFFICIENCY, folder: Path | None = 
     for row in rows:
         try:
             predicted = _predict(row.gpu, PRECISIONS[row.precision], row.batch, memory_efficiency)
-        except UnknownSpeedGPU as exc:
+        except UnknownGPU as exc:
             # The message's advice after ";" is for the command line, not a page.
-            not_compared.append(NotCompared(row.source, f"{row.gpu} {row.precision}", 1, str(exc).split(";")[0]))
+            reason = str(exc).split(";")[0] if isinstance(exc, UnknownSpeedGPU) else "benchlib's GPU specs don't list it"
+            not_compared.append(NotCompared(row.source, f"{row.gpu} {row.precision}", 1, reason))
             continue
         compared.append(Comparison(row.gpu, row.precision, row.batch, row.value, predicted, half[row.gpu],
                                    row.source, row.as_of))
