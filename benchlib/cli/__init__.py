@@ -1,5 +1,5 @@
 """The `benchlib` command: probe, list, run, show, validate, import, schema, score, facts, fit, fit-table, predict,
-max-batch, launch.
+max-batch, launch, campaign.
 
 Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported), a file
 is invalid, or the results file can't be written (a full disk); 2 usage error, with a one-line
@@ -16,6 +16,7 @@ import sys
 import typer
 
 from benchlib.cli import (
+    campaign,
     facts,
     fit,
     fit_table,
@@ -56,6 +57,7 @@ COMMANDS = {
     "fit": fit.fit,
     "fit-table": fit_table.fit_table,
     "predict": predict.predict,
+    "campaign": campaign.campaign,
 }
 for name, command in COMMANDS.items():
     app.command(name)(command)

@@ -97,6 +97,20 @@ def memory_limit(limit_bytes: int) -> DeviceMemory:
     return DeviceMemory(name="memory limit", usable_bytes=limit_bytes, basis="--memory-limit", status="given")
 
 
+def searched_device(device: str, device_name: str | None, memory_limit_bytes: int | None) -> tuple[DeviceMemory, bool | None] | None:
+    """What `benchlib fit` predicts for a `benchlib max-batch` search run on ``device``: the memory
+    it had, and the optimizer implementation it ran (``foreach``; None is torch's default for the
+    device). None for an uncapped device that isn't a GPU the specs know."""
+    if memory_limit_bytes:
+        return memory_limit(memory_limit_bytes), None if device == "cpu" else True
+    if device == "cuda" and isinstance(device_name, str):  # a results frame's missing name is NaN
+        try:
+            return gpu_memory(device_name), True
+        except UnknownGPU:
+            return None
+    return None
+
+
 def _gpu_names() -> list[str]:
     from benchlib.specs import load_accelerators
 

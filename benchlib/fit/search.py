@@ -66,6 +66,13 @@ class TrialRequest:
     steps: int = DEFAULT_STEPS
     memory_limit: int | None = None
     input_shape: tuple[int, ...] | None = None
+    # Set for a language model: ``model`` is then what `benchlib fit --model` takes (a shipped
+    # name or a config.json path), trained on sequences of this many tokens.
+    seq_len: int | None = None
+
+    @property
+    def language_model(self) -> bool:
+        return self.seq_len is not None
 
 
 @dataclass
@@ -126,6 +133,54 @@ def search_max_batch(trial: Callable[[int], TrialOutcome], *, start: int = 1, li
             return SearchResult(trials, batch, None, "limit")
         else:
             fits, batch = batch, min(2 * batch, limit)
+    while fails - fits > 1:
+        batch = (fits + fails) // 2
+        outcome = run(batch)
+        if outcome.status == "error":
+            return SearchResult(trials, fits, fails, "error")
+        if outcome.status == "ok":
+            fits = batch
+        else:
+            fails = batch
+    return SearchResult(trials, fits, fails, "oom")
+
+
+GUESS_STEP = 1.25
+
+
+def search_from_guess(trial: Callable[[int], TrialOutcome], guess: int, *, limit: int = DEFAULT_BATCH_LIMIT,
+                      on_trial: Callable[[TrialOutcome], None] = lambda t: None) -> SearchResult:
+    """The same answer as `search_max_batch`, in fewer trials when ``guess`` (a prediction) is close.
+
+    The first trial is at ``guess``; the search then steps up (or down) by a quarter until one
+    batch fits and a larger one runs out of memory, and bisects between them.
+    """
+    if limit < 1:
+        raise ValueError(f"the search needs a batch limit of at least 1, got {limit}")
+    trials: list[TrialOutcome] = []
+
+    def run(batch: int) -> TrialOutcome:
+        outcome = trial(batch)
+        trials.append(outcome)
+        on_trial(outcome)
+        return outcome
+
+    fits, fails = 0, None
+    batch = min(max(guess, 1), limit)
+    while fails is None or (fits == 0 and fails > 1):
+        outcome = run(batch)
+        if outcome.status == "error":
+            return SearchResult(trials, fits, fails, "error")
+        if outcome.status == "ok":
+            fits = batch
+            if fails is None and batch >= limit:
+                return SearchResult(trials, batch, None, "limit")
+            if fails is None:
+                batch = min(max(batch + 1, int(batch * GUESS_STEP)), limit)
+            continue
+        fails = batch
+        if fits == 0:
+            batch = max(1, min(batch - 1, int(batch / GUESS_STEP)))
     while fails - fits > 1:
         batch = (fits + fails) // 2
         outcome = run(batch)
@@ -239,12 +294,8 @@ class _Watchdog:
 
 
 def _cpu_trial(req: TrialRequest, attempt: Callable[[], None]) -> tuple[int, str, dict[str, Any]]:
-    from benchlib.fit.models import get_model
-    from benchlib.fit.step import TrainingStep
-
     follows = _follow_live_memory()
-    warm = TrainingStep(get_model(req.model), WARM_BATCH, size=req.size, dtype=req.dtype, optimizer=req.optimizer,
-                        device="cpu", input_shape=req.input_shape)
+    warm = _training_step(replace(req, batch=WARM_BATCH))
     warm.prime()
     warm.run()
     del warm
@@ -299,6 +350,21 @@ def _request(text: str) -> TrialRequest:
     return TrialRequest(**fields)
 
 
+def _training_step(req: TrialRequest) -> Any:
+    """The step ``req`` asks for, built on its device."""
+    if req.language_model:
+        from benchlib.fit.llm_models import resolve_model
+        from benchlib.fit.llm_step import LanguageModelStep
+
+        assert req.seq_len is not None
+        return LanguageModelStep(resolve_model(req.model), req.batch, req.seq_len, dtype=req.dtype, device=req.device)
+    from benchlib.fit.models import get_model
+    from benchlib.fit.step import TrainingStep
+
+    return TrainingStep(get_model(req.model), req.batch, size=req.size, dtype=req.dtype,
+                        optimizer=req.optimizer, device=req.device, input_shape=req.input_shape)
+
+
 def run_trial(request: str) -> str:
     """Child-process entry point: run one trial described by ``request`` (JSON); returns JSON."""
     from benchlib.fit.oom import is_oom_error
@@ -308,14 +374,11 @@ def run_trial(request: str) -> str:
     outcome = TrialOutcome(batch=req.batch, status="ok")
     try:
         from benchlib.backends import torch_backend
-        from benchlib.fit.models import get_model
-        from benchlib.fit.step import TrainingStep
 
         outcome.device_name = torch_backend.device_name(req.device)
 
         def attempt() -> None:
-            step = TrainingStep(get_model(req.model), req.batch, size=req.size, dtype=req.dtype,
-                                optimizer=req.optimizer, device=req.device, input_shape=req.input_shape)
+            step = _training_step(req)
             step.prime()
             for _ in range(req.steps):
                 step.run()
@@ -360,6 +423,9 @@ def trial_runner(base: TrialRequest) -> Callable[[int], TrialOutcome]:
 def _params(base: TrialRequest) -> dict[str, Any]:
     from benchlib.fit.models import get_model
 
+    if base.language_model:
+        return {"model": base.model, "seq_len": base.seq_len, "optimizer": "adamw", "steps": base.steps,
+                "memory_limit_bytes": base.memory_limit}
     return {
         "model": base.model, "size": base.size,
         "input_shape": list(base.input_shape or get_model(base.model).input_shape(base.size)),
@@ -367,14 +433,22 @@ def _params(base: TrialRequest) -> dict[str, Any]:
     }
 
 
-def search_records(trials: list[TrialOutcome], base: TrialRequest, result: SearchResult | None, *,
-                   start: int, limit: int) -> list[Any]:
-    """One ``peak_memory`` record per trial (out-of-memory ones included), then the ``max_batch``
-    answer once the search is over (``result``)."""
-    from benchlib.results.schema import MeasurementRecord
-    from benchlib.workloads.max_batch import MAX_BATCH, NAME, PEAK_MEMORY
+SEARCHES = {"doubling": "doubling from the start batch, then bisection",
+            "guess": "from the start batch (fit's prediction), up or down by a quarter until one fits and a larger one doesn't, "
+                     "then bisection"}
 
-    common = {"workload": NAME, "framework": "torch", "device": base.device, "dtype": base.dtype}
+
+def search_records(trials: list[TrialOutcome], base: TrialRequest, result: SearchResult | None, *,
+                   start: int, limit: int, search: str = "doubling", telemetry: Any = None) -> list[Any]:
+    """One ``peak_memory`` record per trial (out-of-memory ones included), then the ``max_batch``
+    answer once the search is over (``result``). A language model's records belong to
+    ``llm_max_batch``, whose params name a `benchlib fit` model rather than a built-in one."""
+    from benchlib.results.schema import MeasurementRecord
+    from benchlib.workloads import llm_max_batch, max_batch
+    from benchlib.workloads.max_batch import MAX_BATCH, PEAK_MEMORY
+
+    name = llm_max_batch.NAME if base.language_model else max_batch.NAME
+    common = {"workload": name, "framework": "torch", "device": base.device, "dtype": base.dtype}
     records = [
         MeasurementRecord(
             **common, device_name=t.device_name, metric=PEAK_MEMORY,
@@ -398,20 +472,20 @@ def search_records(trials: list[TrialOutcome], base: TrialRequest, result: Searc
         MeasurementRecord(
             **common, device_name=best.device_name if best else None, metric=MAX_BATCH,
             params={
-                **_params(base), "search": "doubling from the start batch, then bisection", "start_batch": start,
+                **_params(base), "search": SEARCHES[search], "start_batch": start,
                 "batch_limit": limit, "first_oom_batch": result.first_oom, "stopped_by": result.stopped_by,
                 "peak_memory_bytes": best.peak_bytes if best else None,
                 "peak_measure": best.peak_measure if best else None, "trials": len(result.trials),
             },
             value=result.max_batch if status == "ok" else None, status=status, message=message,
-            duration_s=sum(t.seconds for t in result.trials),
+            duration_s=sum(t.seconds for t in result.trials), telemetry=telemetry,
         )
     )
     return records
 
 
 def write_search(path: Path, base: TrialRequest, trials: list[TrialOutcome], *, machine: Any, start: int, limit: int,
-                 result: SearchResult | None = None) -> Any:
+                 result: SearchResult | None = None, search: str = "doubling", telemetry: Any = None) -> Any:
     """Write the search so far to ``path`` (atomically): every trial, and the answer once there is a ``result``."""
     from datetime import datetime, timezone
 
@@ -422,7 +496,7 @@ def write_search(path: Path, base: TrialRequest, trials: list[TrialOutcome], *, 
     results = ResultsFile(
         run_id=path.stem, created=datetime.now(timezone.utc), benchlib_version=benchlib.__version__,
         methodology_version=benchlib.METHODOLOGY_VERSION, suite="max-batch", complete=result is not None, machine=machine,
-        measurements=search_records(trials, base, result, start=start, limit=limit),
+        measurements=search_records(trials, base, result, start=start, limit=limit, search=search, telemetry=telemetry),
     )
     write_results(results, path)
     return results

@@ -106,11 +106,14 @@ class TrainingStep:
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
 
+    def loss(self) -> "torch.Tensor":
+        return self.spec.loss(self.model(self.inputs), self.targets)
+
     def run(self) -> None:
         import torch
 
         with torch.autocast(self.device_type, dtype=self.amp or torch.float32, enabled=self.amp is not None):
-            loss = self.spec.loss(self.model(self.inputs), self.targets)
+            loss = self.loss()
         self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()

@@ -37,7 +37,7 @@ from benchlib.fit.predict import (
     USABLE_FRACTION,
     Predictor,
     gpu_memory,
-    memory_limit,
+    searched_device,
 )
 from benchlib.freshness import build_date
 from benchlib.paths import cache_dir
@@ -328,12 +328,11 @@ def _predicted_for(row: dict[str, Any]) -> tuple[str, str]:
     device = row["device_name"] or row["device"]
     limit = int(params["memory_limit_bytes"]) if params.get("memory_limit_bytes") else None
     if limit:
-        target, foreach = memory_limit(limit), None if row["device"] == "cpu" else True
         device = f"{device}, capped at {format_bytes(limit)}"
-    elif row["device"] == "cuda" and _spec_name(row["device_name"]):
-        target, foreach = gpu_memory(row["device_name"]), True
-    else:
+    searched = searched_device(row["device"], row["device_name"], limit)
+    if searched is None:
         return "", device
+    target, foreach = searched
     predictor = Predictor(params["model"], dtype=row["dtype"], optimizer=params["optimizer"], size=params["size"],
                           foreach=foreach, input_shape=tuple(params["input_shape"]), cache_dir=fit_cache())
     return f"{predictor.predict(target, verify=False).max_batch:,}", device

@@ -1,0 +1,397 @@
+"""`benchlib campaign`: what the guide predicts about a device, measured on it within one time budget.
+
+A campaign is a list of steps, each writing ordinary results files into the results folder:
+
+1. the standard suite (``--tiny``: quick), telemetry per workload, as `benchlib run` runs it;
+2. `max-batch` for `benchlib fit`'s models in fp32 and fp16, each search starting at fit's prediction;
+3. the largest batch of two small language models (``--tiny``: one toy Llama) against fit's prediction;
+4. the longer matmul sweep (``full``; ``--tiny``: standard), next to the suite's.
+
+Each step has an expected duration; a step that would end after the budget is not started and is
+listed as skipped. The checks (`checks`) are derived afterwards from the files alone, so the
+table can be rebuilt from a campaign's folder at any time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchlib.fit.models import MODELS
+from benchlib.results.schema import Machine, MeasurementRecord, ResultsFile
+
+DEFAULT_MINUTES = 9.0
+FIT_DTYPES = ("fp32", "fp16")
+TINY_FIT_MODELS = ("unet",)
+# Two small shipped models: a trial of each fits a free T4's memory at batch 1.
+LANGUAGE_MODELS = ("qwen2.5-0.5b", "llama-3.2-1b")
+TINY_LANGUAGE_MODEL = "benchlib.fit.llm_step:tiny_llama"
+LANGUAGE_SEQ_LEN = 1024
+TINY_SEQ_LEN = 32
+# A tiny campaign caps each trial, so a search ends in a few small trials on any machine; a CPU
+# is always capped (a GPU's own memory is the cap), or a search would fill the machine's memory.
+TINY_MEMORY_LIMIT = 16 * 1024**2
+CPU_MEMORY_LIMIT = 1024**3
+BATCH_LIMIT = 4096
+# Expected seconds per step, (full, tiny), until the campaign has timed a step of that kind.
+EXPECTED_S = {"suite": (240.0, 60.0), "max_batch": (30.0, 15.0), "llm_max_batch": (60.0, 25.0), "sweep": (90.0, 20.0)}
+# The suite cuts itself workload by workload; it may use at least this share of the time left.
+SUITE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Step:
+    """One unit of a campaign: ``run`` writes results files and returns their paths."""
+
+    kind: str
+    title: str
+    run: Callable[["Campaign"], list[Path]]
+
+
+
+@dataclass
+class Campaign:
+    """The plan and what it has done so far."""
+
+    device: str
+    tiny: bool
+    out: Path
+    machine: Machine
+    budget_s: float
+    started: float = field(default_factory=time.perf_counter)
+    written: list[Path] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    timed: dict[str, list[float]] = field(default_factory=dict)  # seconds each finished step took, by kind
+    on_output: Callable[[str], None] = lambda line: None
+    suite_budget_s: float | None = None
+
+    @property
+    def suite(self) -> str:
+        return "quick" if self.tiny else "standard"
+
+    @property
+    def long_sweep(self) -> str:
+        return "standard" if self.tiny else "full"
+
+    @property
+    def memory_limit(self) -> int | None:
+        if self.tiny:
+            return TINY_MEMORY_LIMIT
+        return CPU_MEMORY_LIMIT if self.device == "cpu" else None
+
+    def left_s(self) -> float:
+        return self.budget_s - (time.perf_counter() - self.started)
+
+    def expected_s(self, step: Step) -> float:
+        """How long ``step`` should take: the mean of its kind's steps so far, else the plan's guess."""
+        timed = self.timed.get(step.kind)
+        return sum(timed) / len(timed) if timed else EXPECTED_S[step.kind][self.tiny]
+
+
+def steps(tiny: bool) -> list[Step]:
+    """The campaign's steps in the order they run: the most useful first, so a short budget keeps them."""
+    plan = [Step("suite", "standard suite" if not tiny else "quick suite", run_suite)]
+    for model in (TINY_FIT_MODELS if tiny else tuple(MODELS)):
+        for dtype in FIT_DTYPES:
+            plan.append(Step("max_batch", f"max-batch {model} {dtype}", _search_step(model, dtype)))
+    for model in ((TINY_LANGUAGE_MODEL,) if tiny else LANGUAGE_MODELS):
+        plan.append(Step("llm_max_batch", f"max-batch {model.rpartition(':')[2]}", _language_step(model)))
+    plan.append(Step("sweep", "matmul sweep", run_sweep))
+    return plan
+
+
+def run_campaign(campaign: Campaign, plan: list[Step], on_step: Callable[[Step, str], None] = lambda s, what: None) -> Campaign:
+    """Run ``plan``, skipping each step expected to end after the budget; ``on_step`` hears "start", "done" or "skipped"."""
+    for i, step in enumerate(plan):
+        left = campaign.left_s()
+        if step.kind == "suite":
+            # The suite cuts itself to its budget workload by workload: leave the later steps their time.
+            later = sum(campaign.expected_s(s) for s in plan[i + 1:])
+            campaign.suite_budget_s = max(left - later, left * SUITE_SHARE)
+        elif left < campaign.expected_s(step):
+            campaign.skipped.append(step.title)
+            on_step(step, "skipped")
+            continue
+        on_step(step, "start")
+        started = time.perf_counter()
+        campaign.written += step.run(campaign)
+        campaign.timed.setdefault(step.kind, []).append(time.perf_counter() - started)
+        on_step(step, "done")
+    return campaign
+
+
+# ----------------------------------------------------------------------------- the steps
+
+
+def _run_workloads(campaign: Campaign, names: list[str] | None, size: str, budget_s: float | None) -> list[Path]:
+    from benchlib import runner
+
+    workloads = runner.select_workloads(size, names)
+    outcome = runner.run_suite(
+        workloads, suite=size, device=campaign.device, machine=campaign.machine, out_dir=campaign.out,
+        budget_s=None if budget_s is None else max(budget_s, 0.0), isolate=True, on_output=lambda w, text: campaign.on_output(text),
+        on_done=lambda w, records: campaign.on_output(f"  {w.name}: {_outcome(records)}"),
+    )
+    return [outcome.path]
+
+
+def _outcome(records: list[MeasurementRecord]) -> str:
+    bad = [r for r in records if r.status != "ok"]
+    if not bad:
+        return f"{len(records)} measurement(s)"
+    return f"{len(records) - len(bad)} ok, {len(bad)} {bad[0].status}: {bad[0].message or ''}"[:200]
+
+
+def run_suite(campaign: Campaign) -> list[Path]:
+    return _run_workloads(campaign, None, campaign.suite, campaign.suite_budget_s or campaign.left_s())
+
+
+def run_sweep(campaign: Campaign) -> list[Path]:
+    # The campaign has already judged it fits (`run_campaign`); the runner's own guess for a workload
+    # it hasn't timed here is minutes.
+    return _run_workloads(campaign, ["matmul"], campaign.long_sweep, None)
+
+
+def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
+    def run(campaign: Campaign) -> list[Path]:
+        from benchlib.fit.search import TrialRequest
+
+        size = "small" if campaign.tiny else "full"
+        request = TrialRequest(model=model, batch=1, size=size, dtype=dtype, device=campaign.device,
+                               memory_limit=campaign.memory_limit)
+        return [_search(campaign, request, fit_guess(request))]
+
+    return run
+
+
+def _language_step(model: str) -> Callable[[Campaign], list[Path]]:
+    def run(campaign: Campaign) -> list[Path]:
+        from benchlib.fit.search import TrialRequest
+
+        request = TrialRequest(model=model, batch=1, dtype=language_dtype(campaign.device), device=campaign.device,
+                               memory_limit=campaign.memory_limit,
+                               seq_len=TINY_SEQ_LEN if campaign.tiny else LANGUAGE_SEQ_LEN)
+        return [_search(campaign, request, fit_guess(request))]
+
+    return run
+
+
+def language_dtype(device: str) -> str:
+    """bf16 autocast where the GPU has it, fp16 on older GPUs, fp32 on a CPU: how each is usually trained."""
+    if device != "cuda":
+        return "fp32"
+    import torch
+
+    return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+
+
+def _search(campaign: Campaign, request: Any, guess: int | None) -> Path:
+    """Search for the largest batch from ``guess`` (or by doubling without one), writing after each trial."""
+    from datetime import datetime, timezone
+
+    from benchlib.fit.search import TrialOutcome, search_from_guess, search_max_batch, trial_runner, write_search
+    from benchlib.probe.units import format_bytes
+    from benchlib.runner import new_run_id
+    from benchlib.telemetry import TelemetrySampler
+
+    path = campaign.out / campaign.machine.id / f"{new_run_id(datetime.now(timezone.utc))}.json"
+    start, how = (guess, "guess") if guess else (1, "doubling")
+    trials: list[TrialOutcome] = []
+
+    def on_trial(outcome: TrialOutcome) -> None:
+        trials.append(outcome)
+        peak = f", peak {format_bytes(outcome.peak_bytes)}" if outcome.peak_bytes is not None else ""
+        campaign.on_output(f"  batch {outcome.batch}: {outcome.status}{peak} ({outcome.seconds:.1f} s)")
+        write_search(path, request, trials, machine=campaign.machine, start=start, limit=BATCH_LIMIT, search=how)
+
+    with TelemetrySampler() as sampler:
+        if guess:
+            result = search_from_guess(trial_runner(request), guess, limit=BATCH_LIMIT, on_trial=on_trial)
+        else:
+            result = search_max_batch(trial_runner(request), limit=BATCH_LIMIT, on_trial=on_trial)
+    write_search(path, request, result.trials, machine=campaign.machine, start=start, limit=BATCH_LIMIT,
+                 result=result, search=how, telemetry=sampler.result())
+    return path
+
+
+
+# ----------------------------------------------------------------------------- predictions
+
+
+@dataclass(frozen=True)
+class FitPrediction:
+    """`benchlib fit`'s answer for one search: the largest batch and the tensor peak at any batch."""
+
+    max_batch: int
+    peak: Callable[[int], int]
+
+
+def fit_prediction(request: Any, device_name: str | None) -> FitPrediction | None:
+    """fit's prediction for the search ``request`` describes, on the device called ``device_name``;
+    None where fit can't predict it (an uncapped device that isn't a GPU the specs know)."""
+    from benchlib.fit.predict import Predictor, searched_device
+    from benchlib.paths import cache_dir
+
+    searched = searched_device(request.device, device_name, request.memory_limit)
+    if searched is None:
+        return None
+    target, foreach = searched
+    if request.language_model:
+        from benchlib.fit.llm import LLMPredictor, make_setup
+        from benchlib.fit.llm_models import resolve_model
+
+        setup = make_setup("train", dtype=request.dtype, seq_len=request.seq_len)
+        llm = LLMPredictor(resolve_model(request.model), setup, cache_dir() / "fit")
+        return FitPrediction(llm.predict(target, verify=False).largest, llm.peak)
+    predictor = Predictor(request.model, dtype=request.dtype, optimizer=request.optimizer, size=request.size,
+                          foreach=foreach, input_shape=request.input_shape, cache_dir=cache_dir() / "fit")
+    return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)
+
+
+def fit_guess(request: Any) -> int | None:
+    """Where the search starts: fit's predicted largest batch, if it has one."""
+    from benchlib.backends import torch_backend
+
+    prediction = fit_prediction(request, torch_backend.device_name(request.device))
+    return prediction.max_batch if prediction and prediction.max_batch else None
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+@dataclass(frozen=True)
+class Check:
+    """One prediction next to its measurement."""
+
+    kind: str  # "memory", "largest batch", "throughput" or "matmul"
+    what: str
+    predicted: float
+    measured: float
+    unit: str
+
+    @property
+    def error(self) -> float:
+        """Predicted over measured, minus one: +10 % predicts 10 % too high."""
+        return self.predicted / self.measured - 1
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """How much of the long matmul sweep's best the short one reached, and in what share of its time."""
+
+    dtype: str
+    short: MeasurementRecord
+    long: MeasurementRecord
+
+    @property
+    def reached(self) -> float:
+        return self.short.value / self.long.value
+
+    @property
+    def time_share(self) -> float | None:
+        if not self.short.duration_s or not self.long.duration_s:
+            return None
+        return self.short.duration_s / self.long.duration_s
+
+
+def _ok(records: list[MeasurementRecord]) -> Iterator[MeasurementRecord]:
+    return (r for r in records if r.status == "ok" and r.value is not None)
+
+
+def checks(files: list[ResultsFile]) -> list[Check]:
+    """Every prediction benchlib makes for the records in ``files`` that it can check against them."""
+    out: list[Check] = []
+    for results in files:
+        for record in _ok(results.measurements):
+            if record.metric.name == "max_batch":
+                out += _batch_checks(record)
+            elif record.workload == "inference" and record.metric.name == "throughput":
+                out += _throughput_check(record)
+            elif record.workload == "matmul" and record.device == "cuda":
+                out += _matmul_check(record)
+    return out
+
+
+def _request_of(record: MeasurementRecord) -> Any:
+    from benchlib.fit.search import TrialRequest
+
+    p = record.params
+    if p.get("seq_len"):
+        return TrialRequest(model=p["model"], batch=1, dtype=record.dtype or "fp32", device=record.device,
+                            memory_limit=p.get("memory_limit_bytes"), seq_len=p["seq_len"])
+    return TrialRequest(model=p["model"], batch=1, size=p["size"], dtype=record.dtype or "fp32", optimizer=p["optimizer"],
+                        device=record.device, memory_limit=p.get("memory_limit_bytes"), input_shape=tuple(p["input_shape"]))
+
+
+def _batch_checks(record: MeasurementRecord) -> list[Check]:
+    request = _request_of(record)
+    prediction = fit_prediction(request, record.device_name)
+    if prediction is None:
+        return []
+    name = request.model.rpartition(":")[2] if request.language_model else request.model
+    what = f"{name} {record.dtype}"
+    found = [Check("largest batch", what, prediction.max_batch, record.value, "samples")]
+    measured_peak = record.params.get("peak_memory_bytes")
+    if measured_peak:
+        batch = int(record.value)
+        found.append(Check("memory", f"{what} at batch {batch}", prediction.peak(batch), measured_peak, "bytes"))
+    return found
+
+
+def _gpu_spec_name(device_name: str | None) -> str | None:
+    from benchlib.specs import find_accelerator
+
+    spec = find_accelerator(device_name) if device_name else None
+    return spec.name if spec is not None and spec.kind == "gpu" else None
+
+
+def _throughput_check(record: MeasurementRecord) -> list[Check]:
+    from benchlib.fit.predict import UnknownGPU
+    from benchlib.speed.predict import predict_speed
+
+    gpu = _gpu_spec_name(record.device_name) if record.device == "cuda" else None
+    model = record.params.get("model")
+    if gpu is None or model not in MODELS:
+        return []
+    try:
+        predicted = predict_speed(model, gpu, mode="inference", dtype=record.dtype or "fp32", batch=int(record.params["batch_size"]))
+    except (UnknownGPU, ValueError):
+        return []
+    what = f"{model} inference {record.dtype}, batch {record.params['batch_size']}"
+    return [Check("throughput", what, predicted.throughput, record.value, record.metric.unit)]
+
+
+def _matmul_check(record: MeasurementRecord) -> list[Check]:
+    from benchlib.fit.predict import UnknownGPU
+    from benchlib.speed.roofline import gpu_rates
+
+    gpu = _gpu_spec_name(record.device_name)
+    if gpu is None:
+        return []
+    try:
+        rates = gpu_rates(gpu)
+    except UnknownGPU:
+        return []
+    if record.dtype not in rates.peaks_tflops:
+        return []
+    predicted = rates.peaks_tflops[record.dtype] * rates.compute_efficiency
+    what = f"matmul {record.dtype}, best of {len(record.params.get('sizes', []))} sizes"
+    return [Check("matmul", what, predicted, record.value, "TFLOPS")]
+
+
+def sweeps(files: list[ResultsFile]) -> list[Sweep]:
+    """The short and long matmul sweeps of one campaign, per dtype (the long one has more sizes)."""
+    by_dtype: dict[str, list[MeasurementRecord]] = {}
+    for results in files:
+        for record in _ok(results.measurements):
+            if record.workload == "matmul" and record.dtype:
+                by_dtype.setdefault(record.dtype, []).append(record)
+    out = []
+    for dtype, records in by_dtype.items():
+        if len(records) >= 2:
+            by_reach = sorted(records, key=lambda r: (max(r.params.get("sizes") or [0]), len(r.params.get("sizes") or [])))
+            out.append(Sweep(dtype, by_reach[0], by_reach[-1]))
+    return out

@@ -1,0 +1,26 @@
+"""The largest batch a language model fine-tunes with: written by ``benchlib campaign``.
+
+Like ``max_batch`` (one ``peak_memory`` record per trial, then the ``max_batch`` answer), but
+the model is one `benchlib fit` reads from a transformers config (a shipped name or a
+config.json), trained in full on random sequences of ``seq_len`` tokens
+(`benchlib.fit.llm_step`). Not part of any suite.
+"""
+
+from __future__ import annotations
+
+from benchlib.workloads import Workload, register
+from benchlib.workloads.max_batch import MAX_BATCH
+
+NAME = "llm_max_batch"
+
+WORKLOAD = register(
+    Workload(
+        name=NAME,
+        framework="torch",
+        description="Largest batch of sequences a language model fine-tunes with (written by benchlib campaign).",
+        metric=MAX_BATCH,
+        sizes={},
+        run=None,
+        suites=(),
+    )
+)
