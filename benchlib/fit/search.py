@@ -145,15 +145,17 @@ def search_max_batch(trial: Callable[[int], TrialOutcome], *, start: int = 1, li
     return SearchResult(trials, fits, fails, "oom")
 
 
-GUESS_STEP = 1.25
+# The first step away from a guess, as a share of it; each further step is twice the last.
+FIRST_STEP = 1 / 16
 
 
 def search_from_guess(trial: Callable[[int], TrialOutcome], guess: int, *, limit: int = DEFAULT_BATCH_LIMIT,
                       on_trial: Callable[[TrialOutcome], None] = lambda t: None) -> SearchResult:
     """The same answer as `search_max_batch`, in fewer trials when ``guess`` (a prediction) is close.
 
-    The first trial is at ``guess``; the search then steps up (or down) by a quarter until one
-    batch fits and a larger one runs out of memory, and bisects between them.
+    The first trial is at ``guess``; the search then steps up (or down), by a sixteenth of the
+    batch and then twice as far each time, until one batch fits and a larger one runs out of
+    memory, and bisects between them.
     """
     if limit < 1:
         raise ValueError(f"the search needs a batch limit of at least 1, got {limit}")
@@ -166,7 +168,7 @@ def search_from_guess(trial: Callable[[int], TrialOutcome], guess: int, *, limit
         return outcome
 
     fits, fails = 0, None
-    batch = min(max(guess, 1), limit)
+    batch, step = min(max(guess, 1), limit), FIRST_STEP
     while fails is None or (fits == 0 and fails > 1):
         outcome = run(batch)
         if outcome.status == "error":
@@ -176,11 +178,11 @@ def search_from_guess(trial: Callable[[int], TrialOutcome], guess: int, *, limit
             if fails is None and batch >= limit:
                 return SearchResult(trials, batch, None, "limit")
             if fails is None:
-                batch = min(max(batch + 1, int(batch * GUESS_STEP)), limit)
+                batch, step = min(max(batch + 1, int(batch * (1 + step))), limit), 2 * step
             continue
         fails = batch
         if fits == 0:
-            batch = max(1, min(batch - 1, int(batch / GUESS_STEP)))
+            batch, step = max(1, min(batch - 1, int(batch / (1 + step)))), 2 * step
     while fails - fits > 1:
         batch = (fits + fails) // 2
         outcome = run(batch)
@@ -434,8 +436,8 @@ def _params(base: TrialRequest) -> dict[str, Any]:
 
 
 SEARCHES = {"doubling": "doubling from the start batch, then bisection",
-            "guess": "from the start batch (fit's prediction), up or down by a quarter until one fits and a larger one doesn't, "
-                     "then bisection"}
+            "guess": "from the start batch (fit's prediction), up or down in growing steps until one fits and a larger one "
+                     "doesn't, then bisection"}
 
 
 def search_records(trials: list[TrialOutcome], base: TrialRequest, result: SearchResult | None, *,

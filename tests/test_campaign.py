@@ -1,0 +1,191 @@
+"""`benchlib campaign`: the guess-seeded search, the budget, the checks it derives, and one real tiny run on this CPU."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from benchlib import campaign as plan
+from benchlib.cli import app
+from benchlib.fit.search import TrialOutcome, search_from_guess, search_max_batch
+from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsFile, Software
+from benchlib.results.store import read_results, validate_paths
+from benchlib.speed.roofline import gpu_rates
+
+ROOT = Path(__file__).resolve().parents[1]
+TRY_ON_CPU = ROOT / "snippets" / "campaign" / "try_on_cpu.sh"
+MACHINE = Machine(id="test-machine", label="Test machine", software=Software(python="3.11", benchlib="0.1.0"))
+
+
+def fits_up_to(largest: int, error_at: int | None = None):
+    """A trial that fits every batch up to ``largest`` (and fails for another reason at ``error_at``)."""
+    def trial(batch: int) -> TrialOutcome:
+        if batch == error_at:
+            return TrialOutcome(batch, "error", message="boom")
+        return TrialOutcome(batch, "ok" if batch <= largest else "oom", peak_bytes=batch)
+    return trial
+
+
+@pytest.mark.parametrize("largest", [0, 1, 2, 7, 40, 41, 100, 1000])
+@pytest.mark.parametrize("guess", [1, 3, 40, 45, 900, 5000])
+def test_a_search_from_a_guess_finds_what_doubling_finds(largest, guess):
+    seeded = search_from_guess(fits_up_to(largest), guess, limit=4096)
+    doubling = search_max_batch(fits_up_to(largest), limit=4096)
+    assert (seeded.max_batch, seeded.first_oom, seeded.stopped_by) == (doubling.max_batch, doubling.first_oom, doubling.stopped_by)
+    assert all(t.batch <= 4096 for t in seeded.trials)
+
+
+def test_a_close_guess_needs_fewer_trials_than_doubling():
+    seeded = search_from_guess(fits_up_to(1000), 1040, limit=4096)
+    doubling = search_max_batch(fits_up_to(1000), limit=4096)
+    assert seeded.max_batch == 1000
+    assert len(seeded.trials) < len(doubling.trials) / 2
+
+
+def test_the_guessed_search_stops_at_the_limit_and_on_an_error():
+    at_limit = search_from_guess(fits_up_to(10_000), 3000, limit=4096)
+    assert (at_limit.max_batch, at_limit.stopped_by) == (4096, "limit")
+    failed = search_from_guess(fits_up_to(100, error_at=42), 40, limit=4096)  # 42: the first step up
+    assert failed.stopped_by == "error" and failed.max_batch == 40
+
+
+def _step(kind: str, title: str, log: list[str]) -> plan.Step:
+    def run(campaign: plan.Campaign) -> list[Path]:
+        log.append(title)
+        return []
+    return plan.Step(kind, title, run)
+
+
+def test_a_step_that_would_end_after_the_budget_is_skipped_and_listed(tmp_path):
+    ran: list[str] = []
+    steps = [_step("suite", "suite", ran), _step("max_batch", "a", ran), _step("sweep", "sweep", ran)]
+    campaign = plan.Campaign(device="cpu", tiny=True, out=tmp_path, machine=MACHINE,
+                             budget_s=plan.EXPECTED_S["max_batch"][True] + 1)
+    heard: list[tuple[str, str]] = []
+    plan.run_campaign(campaign, steps, lambda step, what: heard.append((step.title, what)))
+    assert ran == ["suite", "a"] and campaign.skipped == ["sweep"]
+    assert ("sweep", "skipped") in heard
+    # The suite is left a share of the time whatever the later steps expect.
+    assert campaign.suite_budget_s is not None and campaign.suite_budget_s >= plan.SUITE_SHARE * (campaign.budget_s - 1)
+
+
+def test_a_step_is_expected_to_take_what_its_kind_took_so_far(tmp_path):
+    campaign = plan.Campaign(device="cpu", tiny=True, out=tmp_path, machine=MACHINE, budget_s=60)
+    step = _step("max_batch", "a", [])
+    assert campaign.expected_s(step) == plan.EXPECTED_S["max_batch"][True]
+    campaign.timed["max_batch"] = [2.0, 4.0]
+    assert campaign.expected_s(step) == 3.0
+
+
+def _record(**fields) -> MeasurementRecord:
+    return MeasurementRecord(**{"framework": "torch", **fields})
+
+
+def _file(*records: MeasurementRecord) -> ResultsFile:
+    return ResultsFile(run_id="r", created=datetime(2026, 11, 24, tzinfo=timezone.utc), benchlib_version="0.1.0",
+                       methodology_version="1", machine=MACHINE, measurements=list(records))
+
+
+def test_gpu_records_are_checked_against_the_roofline_and_fit():
+    h100 = "NVIDIA H100 80GB HBM3"
+    tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
+    images = Metric(name="throughput", unit="images/s", higher_is_better=True)
+    matmul = _record(workload="matmul", device="cuda", device_name=h100, dtype="bf16", metric=tflops, value=700.0,
+                     params={"n": 8192, "sizes": [2048, 4096, 8192, 16384]})
+    inference = _record(workload="inference", device="cuda", device_name=h100, dtype="fp32", metric=images, value=3000.0,
+                        params={"mode": "inference", "model": "resnet50", "batch_size": 32})
+    on_cpu = _record(workload="matmul", device="cpu", device_name="CPU", dtype="fp32", metric=tflops, value=0.1,
+                     params={"n": 1024, "sizes": [256, 512, 1024]})
+    found = {c.kind: c for c in plan.checks([_file(matmul, inference, on_cpu)])}
+    assert set(found) == {"matmul", "throughput"}
+    rates = gpu_rates("H100 SXM")
+    assert found["matmul"].predicted == pytest.approx(rates.peaks_tflops["bf16"] * rates.compute_efficiency)
+    assert found["matmul"].error == pytest.approx(found["matmul"].predicted / 700.0 - 1)
+    assert found["throughput"].unit == "images/s" and found["throughput"].predicted > 0
+    assert "resnet50" in found["throughput"].what and "batch 32" in found["throughput"].what
+
+
+def test_an_unknown_gpu_gets_no_prediction_rather_than_a_guess():
+    tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
+    mystery = _record(workload="matmul", device="cuda", device_name="Mystery GPU 9000", dtype="fp16", metric=tflops,
+                      value=50.0, params={"sizes": [1024]})
+    assert plan.checks([_file(mystery)]) == []
+
+
+def test_the_sweeps_pair_the_short_and_long_matmul_runs():
+    tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
+    short = _record(workload="matmul", device="cpu", dtype="fp32", metric=tflops, value=0.9, duration_s=2.0,
+                    params={"sizes": [256, 512, 1024]})
+    long = _record(workload="matmul", device="cpu", dtype="fp32", metric=tflops, value=1.0, duration_s=8.0,
+                   params={"sizes": [1024, 2048, 4096]})
+    [sweep] = plan.sweeps([_file(long), _file(short)])
+    assert sweep.short is short and sweep.long is long
+    assert sweep.reached == pytest.approx(0.9) and sweep.time_share == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--device", "tpu"], "unknown device 'tpu'; choose auto, cuda or cpu"),
+    (["--device", "cuda"], "cuda"),
+])
+def test_a_device_it_cannot_use_is_a_one_line_usage_error(args, says, tmp_path):
+    if args[-1] == "cuda" and shutil.which("nvidia-smi"):
+        pytest.skip("this machine has a GPU")
+    result = CliRunner().invoke(app, ["campaign", *args, "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert says in result.output and "Traceback" not in result.output
+    assert not any(tmp_path.iterdir()), "nothing is written for a usage error"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The page's try-on-CPU snippet, run for real: the whole tiny campaign on this CPU."""
+    folder = tmp_path_factory.mktemp("campaign")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "HF_HUB_OFFLINE": "1",
+           "COLUMNS": "80", "MKDOCS_CONFIG_DIR": str(ROOT)}
+    result = subprocess.run(["bash", "-e", str(TRY_ON_CPU)], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    return result, folder / "campaign-try"
+
+
+@pytest.mark.slow
+def test_the_tiny_campaign_writes_valid_files_with_max_batch_and_matmul_records(tiny_run):
+    result, out = tiny_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    paths, problems = validate_paths([out])
+    assert paths and not problems
+    records = [r for p in paths for r in read_results(p).measurements]
+    workloads = {r.workload for r in records if r.status == "ok"}
+    assert {"matmul", "max_batch"} <= workloads
+    answers = [r for r in records if r.metric.name == "max_batch"]
+    assert answers and all(r.value and r.value >= 1 for r in answers)
+    assert all(r.params["memory_limit_bytes"] == plan.TINY_MEMORY_LIMIT for r in answers)
+
+
+@pytest.mark.slow
+def test_the_tiny_campaign_prints_predicted_against_measured(tiny_run):
+    result, _ = tiny_run
+    out = result.stdout
+    assert "Predicted against measured" in out
+    assert "largest batch" in out and "memory" in out and "median absolute error" in out
+    assert all(len(line) <= 80 for line in out.splitlines()), "the table fits an 80-column terminal"
+    assert "wrote " in result.stderr
+
+
+@pytest.mark.slow
+def test_the_buying_guide_shows_the_campaigns_largest_batches(tiny_run, monkeypatch):
+    from benchlib.site import fit as blocks
+
+    result, out = tiny_run
+    assert result.returncode == 0
+    monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(out))
+    html = blocks.measured_vs_predicted()
+    measured = {int(r.value) for p in out.rglob("*.json") for r in read_results(p).measurements
+                if r.workload == "max_batch" and r.metric.name == "max_batch"}
+    assert measured and all(f"<td>{batch:,}</td>" in html for batch in measured)
+    assert "capped at 16.0 MiB" in html
