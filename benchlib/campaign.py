@@ -103,6 +103,17 @@ def steps(tiny: bool) -> list[Step]:
     return plan
 
 
+def preload_modules(tiny: bool) -> list[str]:
+    """What the process server imports once for every child: the suite's modules, and those of the
+    max-batch trials, which would otherwise import torchvision and transformers in every trial."""
+    from benchlib import runner
+    from benchlib.fit import search
+
+    suite = runner.preload_modules(runner.select_workloads("quick" if tiny else "standard"))
+    return list(dict.fromkeys([*suite, *search.PRELOAD, "benchlib.fit.search", "benchlib.fit.models",
+                               "benchlib.fit.llm_models", "transformers"]))
+
+
 def run_campaign(campaign: Campaign, plan: list[Step], on_step: Callable[[Step, str], None] = lambda s, what: None) -> Campaign:
     """Run ``plan``, skipping each step expected to end after the budget; ``on_step`` hears "start", "done" or "skipped"."""
     for i, step in enumerate(plan):

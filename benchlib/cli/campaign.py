@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.text import Text
 
 from benchlib import campaign as plan_module
+from benchlib.isolation import prestart
 from benchlib.cli.output import DETAIL_INDENT, Wrapped, console, err, print_error, usage_error
 from benchlib.probe.units import format_bytes
 
@@ -46,6 +47,8 @@ def campaign(
     if resolved not in ("cuda", "cpu"):
         raise usage_error(f"benchlib campaign runs on a CUDA GPU or the CPU, and auto found {resolved}; use --device cpu")
     budget_min = minutes if minutes is not None else (TINY_MINUTES if tiny else plan_module.DEFAULT_MINUTES)
+    # The children's process server imports the frameworks while this process probes the machine.
+    prestart(plan_module.preload_modules(tiny))
     machine = probe.probe_machine(results_dir=str(out))
     err.print(f"machine: [bold]{escape(machine.label)}[/] ({escape(machine.id)}); campaign on {resolved}, "
               f"budget {budget_min:g} min{' (tiny)' if tiny else ''}")
