@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib.fit.models import MODELS
-from benchlib.results.schema import Machine, MeasurementRecord, ResultsFile
+from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord, ResultsFile
 
 DEFAULT_MINUTES = 9.0
 FIT_DTYPES = ("fp32", "fp16")
@@ -67,6 +67,17 @@ class Campaign:
     timed: dict[str, list[float]] = field(default_factory=dict)  # seconds each finished step took, by kind
     on_output: Callable[[str], None] = lambda line: None
     suite_budget_s: float | None = None
+
+    @property
+    def gpu(self) -> GPUInfo | None:
+        """The GPU the campaign runs on, as the probe saw it: reading it through torch would
+        initialise CUDA in this process, whose context would then take memory from every trial."""
+        gpus = self.machine.accelerators.nvidia if self.machine.accelerators else []
+        return gpus[0] if self.device == "cuda" and gpus else None
+
+    @property
+    def device_name(self) -> str | None:
+        return self.gpu.name if self.gpu else None
 
     @property
     def suite(self) -> str:
@@ -173,7 +184,7 @@ def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
         size = "small" if campaign.tiny else "full"
         request = TrialRequest(model=model, batch=1, size=size, dtype=dtype, device=campaign.device,
                                memory_limit=campaign.memory_limit)
-        return [_search(campaign, request, fit_guess(request))]
+        return [_search(campaign, request, fit_guess(request, campaign.device_name))]
 
     return run
 
@@ -182,21 +193,21 @@ def _language_step(model: str) -> Callable[[Campaign], list[Path]]:
     def run(campaign: Campaign) -> list[Path]:
         from benchlib.fit.search import TrialRequest
 
-        request = TrialRequest(model=model, batch=1, dtype=language_dtype(campaign.device), device=campaign.device,
+        request = TrialRequest(model=model, batch=1, dtype=language_dtype(campaign.gpu), device=campaign.device,
                                memory_limit=campaign.memory_limit,
                                seq_len=TINY_SEQ_LEN if campaign.tiny else LANGUAGE_SEQ_LEN)
-        return [_search(campaign, request, fit_guess(request))]
+        return [_search(campaign, request, fit_guess(request, campaign.device_name))]
 
     return run
 
 
-def language_dtype(device: str) -> str:
-    """bf16 autocast where the GPU has it, fp16 on older GPUs, fp32 on a CPU: how each is usually trained."""
-    if device != "cuda":
+def language_dtype(gpu: GPUInfo | None) -> str:
+    """bf16 autocast on a GPU that has it (compute capability 8.0 and later), fp16 on older GPUs and
+    fp32 on a CPU: how each is usually trained."""
+    if gpu is None:
         return "fp32"
-    import torch
-
-    return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    major = int((gpu.compute_capability or "0").split(".")[0])
+    return "bf16" if major >= 8 else "fp16"
 
 
 def _search(campaign: Campaign, request: Any, guess: int | None) -> Path:
@@ -262,11 +273,9 @@ def fit_prediction(request: Any, device_name: str | None) -> FitPrediction | Non
     return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)
 
 
-def fit_guess(request: Any) -> int | None:
+def fit_guess(request: Any, device_name: str | None) -> int | None:
     """Where the search starts: fit's predicted largest batch, if it has one."""
-    from benchlib.backends import torch_backend
-
-    prediction = fit_prediction(request, torch_backend.device_name(request.device))
+    prediction = fit_prediction(request, device_name)
     return prediction.max_batch if prediction and prediction.max_batch else None
 
 

@@ -84,6 +84,20 @@ def test_a_step_is_expected_to_take_what_its_kind_took_so_far(tmp_path):
     assert campaign.expected_s(step) == 3.0
 
 
+def test_language_models_train_in_bf16_where_the_probed_gpu_has_it(tmp_path):
+    from benchlib.results.schema import Accelerators, GPUInfo
+
+    def on(capability: str | None, device: str = "cuda") -> plan.Campaign:
+        gpus = [GPUInfo(index=0, name="NVIDIA H100 80GB HBM3", compute_capability=capability)] if capability else []
+        machine = MACHINE.model_copy(update={"accelerators": Accelerators(nvidia=gpus)})
+        return plan.Campaign(device=device, tiny=False, out=tmp_path, machine=machine, budget_s=60)
+
+    assert plan.language_dtype(on("9.0").gpu) == "bf16" and on("9.0").device_name == "NVIDIA H100 80GB HBM3"
+    assert plan.language_dtype(on("7.5").gpu) == "fp16"
+    assert plan.language_dtype(on("9.0", device="cpu").gpu) == "fp32" and on("9.0", device="cpu").device_name is None
+    assert on("9.0", device="cpu").memory_limit == plan.CPU_MEMORY_LIMIT and on("9.0").memory_limit is None
+
+
 def _record(**fields) -> MeasurementRecord:
     return MeasurementRecord(**{"framework": "torch", **fields})
 
