@@ -3,8 +3,8 @@
 A campaign is a list of steps, each writing ordinary results files into the results folder:
 
 1. the standard suite (``--tiny``: quick), telemetry per workload, as `benchlib run` runs it;
-2. `max-batch` for `benchlib fit`'s models in fp32 and fp16, each search starting at fit's prediction;
-3. the largest batch of two small language models (``--tiny``: one toy Llama) against fit's prediction;
+2. the largest batch of two small language models (``--tiny``: one toy Llama) against fit's prediction;
+3. `max-batch` for `benchlib fit`'s models in fp16 and fp32, each search starting at fit's prediction;
 4. the longer matmul sweep (``full``; ``--tiny``: standard), next to the suite's.
 
 Each step has an expected duration; a step that would end after the budget is not started and is
@@ -24,7 +24,7 @@ from benchlib.fit.models import MODELS
 from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord, ResultsFile
 
 DEFAULT_MINUTES = 9.0
-FIT_DTYPES = ("fp32", "fp16")
+FIT_DTYPES = ("fp16", "fp32")
 TINY_FIT_MODELS = ("unet",)
 # Two small shipped models: a trial of each fits a free T4's memory at batch 1.
 LANGUAGE_MODELS = ("qwen2.5-0.5b", "llama-3.2-1b")
@@ -103,13 +103,14 @@ class Campaign:
 
 
 def steps(tiny: bool) -> list[Step]:
-    """The campaign's steps in the order they run: the most useful first, so a short budget keeps them."""
+    """The campaign's steps in the order they run: the most useful first, so a short budget keeps
+    them. Most readers fine-tune language models, and most training runs in mixed precision."""
     plan = [Step("suite", "standard suite" if not tiny else "quick suite", run_suite)]
-    for model in (TINY_FIT_MODELS if tiny else tuple(MODELS)):
-        for dtype in FIT_DTYPES:
-            plan.append(Step("max_batch", f"max-batch {model} {dtype}", _search_step(model, dtype)))
     for model in ((TINY_LANGUAGE_MODEL,) if tiny else LANGUAGE_MODELS):
         plan.append(Step("llm_max_batch", f"max-batch {model.rpartition(':')[2]}", _language_step(model)))
+    for dtype in FIT_DTYPES:
+        for model in (TINY_FIT_MODELS if tiny else tuple(MODELS)):
+            plan.append(Step("max_batch", f"max-batch {model} {dtype}", _search_step(model, dtype)))
     plan.append(Step("sweep", "matmul sweep", run_sweep))
     return plan
 

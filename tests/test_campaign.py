@@ -157,6 +157,12 @@ def test_a_device_it_cannot_use_is_a_one_line_usage_error(args, says, tmp_path):
     assert not any(tmp_path.iterdir()), "nothing is written for a usage error"
 
 
+def test_a_results_folder_it_cannot_write_is_one_message_and_exit_1():
+    result = CliRunner().invoke(app, ["campaign", "--device", "cpu", "--tiny", "--out", "/proc/benchlib-campaign"])
+    assert result.exit_code == 1
+    assert "choose another --out folder" in result.output and "Traceback" not in result.output
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The page's try-on-CPU snippet, run for real: the whole tiny campaign on this CPU."""

@@ -63,7 +63,7 @@ def campaign(
         print_error(f"cannot write to {out}: {exc.strerror or exc}; free some space or choose another --out folder")
         raise typer.Exit(1)
     except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted; the {len(state.written)} file(s) written so far are kept in {escape(str(out))}[/]", soft_wrap=True)
+        err.print(f"[yellow]interrupted; every file written so far is valid and kept in {escape(str(out))}[/]", soft_wrap=True)
         raise typer.Exit(130)
     report(state)
 
