@@ -76,10 +76,6 @@ class Campaign:
         return gpus[0] if self.device == "cuda" and gpus else None
 
     @property
-    def device_name(self) -> str | None:
-        return self.gpu.name if self.gpu else None
-
-    @property
     def suite(self) -> str:
         return "quick" if self.tiny else "standard"
 
@@ -185,7 +181,7 @@ def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
         size = "small" if campaign.tiny else "full"
         request = TrialRequest(model=model, batch=1, size=size, dtype=dtype, device=campaign.device,
                                memory_limit=campaign.memory_limit)
-        return [_search(campaign, request, fit_guess(request, campaign.device_name))]
+        return [_search(campaign, request, fit_guess(request, campaign.gpu))]
 
     return run
 
@@ -197,7 +193,7 @@ def _language_step(model: str) -> Callable[[Campaign], list[Path]]:
         request = TrialRequest(model=model, batch=1, dtype=language_dtype(campaign.gpu), device=campaign.device,
                                memory_limit=campaign.memory_limit,
                                seq_len=TINY_SEQ_LEN if campaign.tiny else LANGUAGE_SEQ_LEN)
-        return [_search(campaign, request, fit_guess(request, campaign.device_name))]
+        return [_search(campaign, request, fit_guess(request, campaign.gpu))]
 
     return run
 
@@ -274,9 +270,16 @@ def fit_prediction(request: Any, device_name: str | None) -> FitPrediction | Non
     return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)
 
 
-def fit_guess(request: Any, device_name: str | None) -> int | None:
-    """Where the search starts: fit's predicted largest batch, if it has one."""
-    prediction = fit_prediction(request, device_name)
+def fit_guess(request: Any, gpu: GPUInfo | None) -> int | None:
+    """Where the search starts: fit's predicted largest batch, if it has one. For a GPU the specs
+    don't know, fit's prediction for the usable share of the memory the probe saw on it."""
+    from dataclasses import replace
+
+    from benchlib.fit.predict import USABLE_FRACTION
+
+    prediction = fit_prediction(request, gpu.name if gpu else None)
+    if prediction is None and gpu is not None and gpu.memory_total_bytes and request.memory_limit is None:
+        prediction = fit_prediction(replace(request, memory_limit=int(gpu.memory_total_bytes * USABLE_FRACTION)), None)
     return prediction.max_batch if prediction and prediction.max_batch else None
 
 
@@ -324,6 +327,8 @@ def _ok(records: list[MeasurementRecord]) -> Iterator[MeasurementRecord]:
 
 def checks(files: list[ResultsFile]) -> list[Check]:
     """Every prediction benchlib makes for the records in ``files`` that it can check against them."""
+    from benchlib.workloads.transformer_train import EAGER
+
     out: list[Check] = []
     for results in files:
         for record in _ok(results.measurements):
@@ -331,6 +336,8 @@ def checks(files: list[ResultsFile]) -> list[Check]:
                 out += _batch_checks(record)
             elif record.workload == "inference" and record.metric.name == "throughput":
                 out += _throughput_check(record)
+            elif record.workload == "transformer_train" and record.params.get("compile") == EAGER:
+                out += _transformer_check(record)
             elif record.workload == "matmul" and record.device == "cuda":
                 out += _matmul_check(record)
     return out
@@ -383,6 +390,29 @@ def _throughput_check(record: MeasurementRecord) -> list[Check]:
         return []
     what = f"{model} inference {record.dtype}, batch {record.params['batch_size']}"
     return [Check("throughput", what, predicted.throughput, record.value, record.metric.unit)]
+
+
+def _transformer_check(record: MeasurementRecord) -> list[Check]:
+    """`benchlib predict`'s tokens/s for the workload's Llama, trained as the workload trains it
+    (fp32 weights, AdamW, autocast in the record's dtype), against the eager step it measured."""
+    from benchlib.fit.llm_models import LanguageModel
+    from benchlib.fit.predict import UnknownGPU
+    from benchlib.models.llama import CONFIG_FIELDS, llama_config
+    from benchlib.speed.predict import language_model_ops
+    from benchlib.speed.roofline import gpu_rates, step_time
+
+    gpu = _gpu_spec_name(record.device_name) if record.device == "cuda" else None
+    if gpu is None:
+        return []
+    p = record.params
+    batch, seq_len = int(p["batch_size"]), int(p["seq_len"])
+    model = LanguageModel(str(p["model"]), str(p["model"]), config=llama_config({k: p[k] for k in CONFIG_FIELDS}, seq_len))
+    try:
+        seconds = step_time(language_model_ops(model, "train", record.dtype or "fp32", batch, seq_len)[0], gpu_rates(gpu)).seconds
+    except UnknownGPU:
+        return []
+    what = f"transformer_train {p['model']} {record.dtype}, batch {batch} × {seq_len} tokens"
+    return [Check("throughput", what, batch * seq_len / seconds, record.value, record.metric.unit)]
 
 
 def _matmul_check(record: MeasurementRecord) -> list[Check]:

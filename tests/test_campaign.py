@@ -92,10 +92,22 @@ def test_language_models_train_in_bf16_where_the_probed_gpu_has_it(tmp_path):
         machine = MACHINE.model_copy(update={"accelerators": Accelerators(nvidia=gpus)})
         return plan.Campaign(device=device, tiny=False, out=tmp_path, machine=machine, budget_s=60)
 
-    assert plan.language_dtype(on("9.0").gpu) == "bf16" and on("9.0").device_name == "NVIDIA H100 80GB HBM3"
+    assert plan.language_dtype(on("9.0").gpu) == "bf16" and on("9.0").gpu.name == "NVIDIA H100 80GB HBM3"
     assert plan.language_dtype(on("7.5").gpu) == "fp16"
-    assert plan.language_dtype(on("9.0", device="cpu").gpu) == "fp32" and on("9.0", device="cpu").device_name is None
+    assert plan.language_dtype(on("9.0", device="cpu").gpu) == "fp32" and on("9.0", device="cpu").gpu is None
     assert on("9.0", device="cpu").memory_limit == plan.CPU_MEMORY_LIMIT and on("9.0").memory_limit is None
+
+
+def test_a_gpu_the_specs_dont_know_starts_its_search_from_its_probed_memory():
+    from benchlib.fit.search import TrialRequest
+    from benchlib.results.schema import GPUInfo
+
+    request = TrialRequest(model="unet", batch=1, size="small", device="cuda")
+    mystery = GPUInfo(index=0, name="Mystery GPU 9000", memory_total_bytes=64 * 1024**2)
+    larger = mystery.model_copy(update={"memory_total_bytes": 256 * 1024**2})
+    assert plan.fit_prediction(request, mystery.name) is None, "no prediction is shown for it"
+    small, large = plan.fit_guess(request, mystery), plan.fit_guess(request, larger)
+    assert small and large and large > 2 * small
 
 
 def _record(**fields) -> MeasurementRecord:
@@ -124,6 +136,20 @@ def test_gpu_records_are_checked_against_the_roofline_and_fit():
     assert found["matmul"].error == pytest.approx(found["matmul"].predicted / 700.0 - 1)
     assert found["throughput"].unit == "images/s" and found["throughput"].predicted > 0
     assert "resnet50" in found["throughput"].what and "batch 32" in found["throughput"].what
+
+
+def test_the_transformer_workloads_eager_step_is_checked_against_predict():
+    from benchlib.workloads import get, transformer_train
+
+    params = get(transformer_train.NAME).params("quick")
+    tokens = Metric(name="throughput", unit="tokens/s", higher_is_better=True)
+    common = {**params["model"], "model": "2-layer, 256-wide", "batch_size": params["batch_size"], "seq_len": params["seq_len"]}
+    eager = _record(workload="transformer_train", device="cuda", device_name="NVIDIA H100 80GB HBM3", dtype="bf16",
+                    metric=tokens, value=1e6, params={**common, "compile": "eager"})
+    compiled = eager.model_copy(update={"params": {**common, "compile": "torch.compile"}})
+    [check] = plan.checks([_file(eager, compiled)])
+    assert check.kind == "throughput" and check.unit == "tokens/s" and check.predicted > 0
+    assert "bf16" in check.what and f"{params['seq_len']} tokens" in check.what
 
 
 def test_an_unknown_gpu_gets_no_prediction_rather_than_a_guess():

@@ -28,20 +28,27 @@ def model_label(model: dict[str, Any]) -> str:
     return f"{model['num_hidden_layers']}-layer, {model['hidden_size']}-wide"
 
 
-def random_llama(model: dict[str, Any], device: str, max_positions: int) -> Any:
-    """``LlamaForCausalLM`` with ``model``'s dimensions and seeded random weights, on ``device``.
-
-    Raises ValueError naming the field when ``model`` lacks one of `CONFIG_FIELDS` or has another.
-    """
+def llama_config(model: dict[str, Any], max_positions: int) -> Any:
+    """The ``LlamaConfig`` of ``model``'s dimensions; ValueError names a field missing from `CONFIG_FIELDS` or not in it."""
     require_transformers()
-    torch = tb.import_torch()
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig
 
     missing = [f for f in CONFIG_FIELDS if f not in model]
     unknown = [f for f in model if f not in CONFIG_FIELDS]
     if missing or unknown:
         raise ValueError(f"model params: missing {missing or 'none'}, unknown {unknown or 'none'}; give exactly {', '.join(CONFIG_FIELDS)}")
-    config = LlamaConfig(**model, max_position_embeddings=max_positions)
+    return LlamaConfig(**model, max_position_embeddings=max_positions, architectures=["LlamaForCausalLM"])
+
+
+def random_llama(model: dict[str, Any], device: str, max_positions: int) -> Any:
+    """``LlamaForCausalLM`` with ``model``'s dimensions and seeded random weights, on ``device``.
+
+    Raises ValueError naming the field when ``model`` lacks one of `CONFIG_FIELDS` or has another.
+    """
+    config = llama_config(model, max_positions)
+    torch = tb.import_torch()
+    from transformers import LlamaForCausalLM
+
     torch.manual_seed(SEED)
     # Built on the device directly: a large model initialised on the CPU first would take as long as the run.
     with torch.device(device):

@@ -14,10 +14,13 @@ from __future__ import annotations
 import contextlib
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchlib.speed.count import OpCost, op_counter
 from benchlib.speed.roofline import GpuRates, StepTime, UnknownSpeedGPU, gpu_rates, step_time
+
+if TYPE_CHECKING:
+    from benchlib.fit.llm_models import LanguageModel
 
 MODES = ("train", "inference")
 DTYPES = ("fp32", "fp16", "bf16")
@@ -95,7 +98,8 @@ def builtin_ops(name: str, mode: str, dtype: str, batch: int) -> tuple[list[OpCo
     return _count(forward, tracer.mode), unit
 
 
-def _language_model_ops(name: str, mode: str, dtype: str, batch: int, seq_len: int) -> tuple[list[OpCost], list[OpCost] | None, str]:
+def _language_model_ops(name: str | LanguageModel, mode: str, dtype: str, batch: int,
+                        seq_len: int) -> tuple[list[OpCost], list[OpCost] | None, str]:
     """(ops of the step that sets the throughput, ops of the prefill or None, display name)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -103,7 +107,7 @@ def _language_model_ops(name: str, mode: str, dtype: str, batch: int, seq_len: i
     from benchlib.fit.llm import to_fake, torch_dtype
     from benchlib.fit.llm_models import resolve_model
 
-    language_model = resolve_model(name)
+    language_model = resolve_model(name) if isinstance(name, str) else name
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     weights = "fp32" if mode == "train" else dtype
     with torch.device("meta"), warnings.catch_warnings():
@@ -206,9 +210,11 @@ def language_model_dtype(rates: GpuRates) -> str:
     return "bf16" if "bf16" in rates.peaks_tflops else "fp16"
 
 
-def language_model_ops(model: str, mode: str, dtype: str, batch: int, seq_len: int) -> tuple[list[OpCost], list[OpCost] | None]:
-    """The ops `predict_speed` times for a language model (decode and prefill for a causal one in
-    inference), counted once so a caller can time them on many GPUs with `step_time`."""
+def language_model_ops(model: str | LanguageModel, mode: str, dtype: str, batch: int,
+                       seq_len: int) -> tuple[list[OpCost], list[OpCost] | None]:
+    """The ops `predict_speed` times for a language model (``--model``'s spec, or one already built
+    from a config), decode and prefill for a causal one in inference, counted once so a caller can
+    time them on many GPUs with `step_time`."""
     with _quiet():
         ops, prefill_ops, _ = _language_model_ops(model, mode, dtype, batch, seq_len)
     return ops, prefill_ops
