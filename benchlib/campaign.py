@@ -14,14 +14,18 @@ table can be rebuilt from a campaign's folder at any time.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from benchlib.fit.models import MODELS
 from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord, ResultsFile
+
+if TYPE_CHECKING:
+    from benchlib.fit.search import TrialRequest
 
 DEFAULT_MINUTES = 9.0
 FIT_DTYPES = ("fp16", "fp32")
@@ -51,7 +55,6 @@ class Step:
     run: Callable[["Campaign"], list[Path]]
 
 
-
 @dataclass
 class Campaign:
     """The plan and what it has done so far."""
@@ -64,6 +67,7 @@ class Campaign:
     started: float = field(default_factory=time.perf_counter)
     written: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "step: why", for steps that stopped on an error
     timed: dict[str, list[float]] = field(default_factory=dict)  # seconds each finished step took, by kind
     on_output: Callable[[str], None] = lambda line: None
     suite_budget_s: float | None = None
@@ -72,8 +76,11 @@ class Campaign:
     def gpu(self) -> GPUInfo | None:
         """The GPU the campaign runs on, as the probe saw it: reading it through torch would
         initialise CUDA in this process, whose context would then take memory from every trial."""
-        gpus = self.machine.accelerators.nvidia if self.machine.accelerators else []
-        return gpus[0] if self.device == "cuda" and gpus else None
+        from benchlib.conditions import run_gpu_index
+
+        gpus = self.machine.accelerators.nvidia if self.machine.accelerators and self.device == "cuda" else []
+        index = run_gpu_index()
+        return next((g for g in gpus if g.index == index), gpus[0] if gpus else None)
 
     @property
     def suite(self) -> str:
@@ -136,7 +143,14 @@ def run_campaign(campaign: Campaign, plan: list[Step], on_step: Callable[[Step, 
             continue
         on_step(step, "start")
         started = time.perf_counter()
-        campaign.written += step.run(campaign)
+        try:
+            campaign.written += step.run(campaign)
+        except OSError:
+            raise  # a full disk or an unwritable folder stops the campaign: the caller says what to do
+        except ImportError as exc:
+            campaign.failed.append(f"{step.title}: {exc}; install what it needs with pip install 'benchlib[campaign]'")
+        except Exception as exc:  # one step's failure must not cost the others
+            campaign.failed.append(f"{step.title}: {type(exc).__name__}: {exc}")
         campaign.timed.setdefault(step.kind, []).append(time.perf_counter() - started)
         on_step(step, "done")
     return campaign
@@ -207,7 +221,7 @@ def language_dtype(gpu: GPUInfo | None) -> str:
     return "bf16" if major >= 8 else "fp16"
 
 
-def _search(campaign: Campaign, request: Any, guess: int | None) -> Path:
+def _search(campaign: Campaign, request: TrialRequest, guess: int | None) -> Path:
     """Search for the largest batch from ``guess`` (or by doubling without one), writing after each trial."""
     from datetime import datetime, timezone
 
@@ -226,15 +240,16 @@ def _search(campaign: Campaign, request: Any, guess: int | None) -> Path:
         campaign.on_output(f"  batch {outcome.batch}: {outcome.status}{peak} ({outcome.seconds:.1f} s)")
         write_search(path, request, trials, machine=campaign.machine, start=start, limit=BATCH_LIMIT, search=how)
 
-    with TelemetrySampler() as sampler:
+    # The GPU's clocks, temperature and power through the whole search (a CPU campaign has none).
+    sampler = TelemetrySampler(index=campaign.gpu.index) if campaign.gpu else None
+    with sampler or contextlib.nullcontext():
         if guess:
             result = search_from_guess(trial_runner(request), guess, limit=BATCH_LIMIT, on_trial=on_trial)
         else:
             result = search_max_batch(trial_runner(request), limit=BATCH_LIMIT, on_trial=on_trial)
     write_search(path, request, result.trials, machine=campaign.machine, start=start, limit=BATCH_LIMIT,
-                 result=result, search=how, telemetry=sampler.result())
+                 result=result, search=how, telemetry=sampler.result() if sampler else None)
     return path
-
 
 
 # ----------------------------------------------------------------------------- predictions
@@ -248,7 +263,7 @@ class FitPrediction:
     peak: Callable[[int], int]
 
 
-def fit_prediction(request: Any, device_name: str | None) -> FitPrediction | None:
+def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPrediction | None:
     """fit's prediction for the search ``request`` describes, on the device called ``device_name``;
     None where fit can't predict it (an uncapped device that isn't a GPU the specs know)."""
     from benchlib.fit.predict import Predictor, searched_device
@@ -270,7 +285,7 @@ def fit_prediction(request: Any, device_name: str | None) -> FitPrediction | Non
     return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)
 
 
-def fit_guess(request: Any, gpu: GPUInfo | None) -> int | None:
+def fit_guess(request: TrialRequest, gpu: GPUInfo | None) -> int | None:
     """Where the search starts: fit's predicted largest batch, if it has one. For a GPU the specs
     don't know, fit's prediction for the usable share of the memory the probe saw on it."""
     from dataclasses import replace
@@ -343,7 +358,7 @@ def checks(files: list[ResultsFile]) -> list[Check]:
     return out
 
 
-def _request_of(record: MeasurementRecord) -> Any:
+def _request_of(record: MeasurementRecord) -> TrialRequest:
     from benchlib.fit.search import TrialRequest
 
     p = record.params

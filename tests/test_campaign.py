@@ -76,6 +76,20 @@ def test_a_step_that_would_end_after_the_budget_is_skipped_and_listed(tmp_path):
     assert campaign.suite_budget_s is not None and campaign.suite_budget_s >= plan.SUITE_SHARE * (campaign.budget_s - 1)
 
 
+def test_a_step_that_fails_is_listed_and_the_others_still_run(tmp_path):
+    ran: list[str] = []
+
+    def broken(campaign: plan.Campaign) -> list[Path]:
+        raise ModuleNotFoundError("No module named 'torchvision'")
+
+    steps = [plan.Step("max_batch", "max-batch resnet50 fp16", broken), _step("sweep", "sweep", ran)]
+    campaign = plan.Campaign(device="cpu", tiny=True, out=tmp_path, machine=MACHINE, budget_s=600)
+    plan.run_campaign(campaign, steps)
+    assert ran == ["sweep"]
+    [failure] = campaign.failed
+    assert failure.startswith("max-batch resnet50 fp16: No module named 'torchvision'") and "benchlib[campaign]" in failure
+
+
 def test_a_step_is_expected_to_take_what_its_kind_took_so_far(tmp_path):
     campaign = plan.Campaign(device="cpu", tiny=True, out=tmp_path, machine=MACHINE, budget_s=60)
     step = _step("max_batch", "a", [])

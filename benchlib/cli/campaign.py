@@ -1,8 +1,8 @@
 """`benchlib campaign`: measure what the guide predicts about this device, then print predicted against measured.
 
-Exit codes: 0 when every step that started finished (a step can still record failed
-measurements: they are in the files and named in the output), 2 for bad options, 130 when
-interrupted (every file written so far is valid and kept).
+Exit codes: 0 when everything that ran succeeded; 1 when a step or a measurement failed (named
+in the output; every other result is kept) or a file can't be written; 2 for bad options; 130
+when interrupted (every file written so far is valid and kept).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from benchlib import campaign as plan_module
 from benchlib.isolation import prestart
 from benchlib.cli.output import DETAIL_INDENT, Wrapped, console, err, print_error, usage_error
 from benchlib.probe.units import format_bytes
+from benchlib.results.schema import FAILED_STATUSES
 
 DEVICES = ("auto", "cuda", "cpu")
 TINY_MINUTES = 3.0
@@ -121,10 +122,16 @@ def report(state: plan_module.Campaign) -> None:
         console.print(Wrapped(Text(
             f"matmul {sweep.dtype}: sizes up to {max(sweep.short.params['sizes'])} reached {sweep.reached:.0%} of the best "
             f"with sizes up to {max(sweep.long.params['sizes'])}{share}")))
-    failed = [(r.workload, r.message) for f in files for r in f.measurements if r.status in ("error", "invalid")]
-    for workload, message in failed:
-        err.print(Text(f"failed: {workload}: {message or ''}", style="red"), soft_wrap=True)
+    # Running out of memory is what a max-batch search looks for, not a failure.
+    searches = {"max_batch", "llm_max_batch"}
+    failed = [f"{r.workload}: {r.message or ''}" for f in files for r in f.measurements
+              if r.status in FAILED_STATUSES and not (r.workload in searches and r.status == "oom")]
+    for line in [*state.failed, *failed]:
+        err.print(Text(f"failed: {line}", style="red"), soft_wrap=True)
     if state.skipped:
         err.print(Text(f"skipped for the budget: {', '.join(state.skipped)}; give more --minutes to run them", style="yellow"))
     for path in dict.fromkeys(state.written):
         err.print(Text(f"wrote {path}"), soft_wrap=True)
+    if state.failed or failed:
+        err.print(f"[red]{len(state.failed) + len(failed)} failure(s); everything else is kept in the files.[/]")
+        raise typer.Exit(1)
