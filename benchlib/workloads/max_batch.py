@@ -1,4 +1,4 @@
-"""The largest batch that trains: written by ``benchlib max-batch``, or reported by sources.
+"""The largest batch that trains: written by ``benchlib max-batch`` (and ``benchlib campaign``), or reported by sources.
 
 ``benchlib max-batch`` searches for it on the device in front of you (`benchlib.fit.search`)
 and writes one ``max_batch`` record with the answer after its ``peak_memory`` trials; sources
