@@ -353,6 +353,8 @@ def checks(files: list[ResultsFile]) -> list[Check]:
                 out += _throughput_check(record)
             elif record.workload == "transformer_train" and record.params.get("compile") == EAGER:
                 out += _transformer_check(record)
+            elif record.workload == "llm_decode":
+                out += _decode_check(record)
             elif record.workload == "matmul" and record.device == "cuda":
                 out += _matmul_check(record)
     return out
@@ -407,9 +409,9 @@ def _throughput_check(record: MeasurementRecord) -> list[Check]:
     return [Check("throughput", what, predicted.throughput, record.value, record.metric.unit)]
 
 
-def _transformer_check(record: MeasurementRecord) -> list[Check]:
-    """`benchlib predict`'s tokens/s for the workload's Llama, trained as the workload trains it
-    (fp32 weights, AdamW, autocast in the record's dtype), against the eager step it measured."""
+def _llama_seconds(record: MeasurementRecord, mode: str, seq_len: int, max_positions: int) -> tuple[float, float | None] | None:
+    """`benchlib predict`'s seconds for the record's random-weight Llama (the transformer workloads'):
+    one training step, or one decode step and the prefill; None off a GPU the specs know."""
     from benchlib.fit.llm_models import LanguageModel
     from benchlib.fit.predict import UnknownGPU
     from benchlib.models.llama import CONFIG_FIELDS, llama_config
@@ -418,16 +420,43 @@ def _transformer_check(record: MeasurementRecord) -> list[Check]:
 
     gpu = _gpu_spec_name(record.device_name) if record.device == "cuda" else None
     if gpu is None:
-        return []
+        return None
+    p = record.params
+    config = llama_config({k: p[k] for k in CONFIG_FIELDS}, max_positions)
+    ops, prefill_ops = language_model_ops(LanguageModel(str(p["model"]), str(p["model"]), config=config), mode,
+                                          record.dtype or "fp32", int(p["batch_size"]), seq_len)
+    try:
+        rates = gpu_rates(gpu)
+        return step_time(ops, rates).seconds, step_time(prefill_ops, rates).seconds if prefill_ops else None
+    except UnknownGPU:
+        return None
+
+
+def _transformer_check(record: MeasurementRecord) -> list[Check]:
+    """`benchlib predict`'s tokens/s for the workload's Llama, trained as the workload trains it
+    (fp32 weights, AdamW, autocast in the record's dtype), against the eager step it measured."""
     p = record.params
     batch, seq_len = int(p["batch_size"]), int(p["seq_len"])
-    model = LanguageModel(str(p["model"]), str(p["model"]), config=llama_config({k: p[k] for k in CONFIG_FIELDS}, seq_len))
-    try:
-        seconds = step_time(language_model_ops(model, "train", record.dtype or "fp32", batch, seq_len)[0], gpu_rates(gpu)).seconds
-    except UnknownGPU:
+    seconds = _llama_seconds(record, "train", seq_len, seq_len)
+    if seconds is None:
         return []
     what = f"transformer_train {p['model']} {record.dtype}, batch {batch} × {seq_len} tokens"
-    return [Check("throughput", what, batch * seq_len / seconds, record.value, record.metric.unit)]
+    return [Check("throughput", what, batch * seq_len / seconds[0], record.value, record.metric.unit)]
+
+
+def _decode_check(record: MeasurementRecord) -> list[Check]:
+    """`benchlib predict`'s prefill or decode tokens/s for llm_decode's Llama. Decoding reads a cache
+    that grows from the prompt's length by one token a step: the prediction takes its middle."""
+    p = record.params
+    batch, prompt, new = int(p["batch_size"]), int(p["prompt_len"]), int(p["new_tokens"])
+    prefill = p["phase"] == "prefill"
+    seconds = _llama_seconds(record, "inference", prompt if prefill else prompt + new // 2, prompt + new)
+    if seconds is None:
+        return []
+    decode_s, prefill_s = seconds
+    predicted = batch * prompt / prefill_s if prefill and prefill_s else batch / decode_s
+    what = f"llm_decode {p['model']} {record.dtype} {p['phase']}, batch {batch}, {prompt}-token prompt"
+    return [Check("throughput", what, predicted, record.value, record.metric.unit)]
 
 
 def _matmul_check(record: MeasurementRecord) -> list[Check]:

@@ -166,6 +166,22 @@ def test_the_transformer_workloads_eager_step_is_checked_against_predict():
     assert "bf16" in check.what and f"{params['seq_len']} tokens" in check.what
 
 
+def test_the_decode_workloads_phases_are_checked_against_predict():
+    from benchlib.workloads import get, llm_decode
+
+    params = get(llm_decode.NAME).params("quick")
+    tokens = Metric(name="tokens_per_s", unit="tokens/s", higher_is_better=True)
+    common = {**params["model"], "model": "2-layer, 256-wide", "prompt_len": params["prompt_len"],
+              "new_tokens": params["new_tokens"], "batch_size": 1}
+    prefill = _record(workload="llm_decode", device="cuda", device_name="NVIDIA H100 80GB HBM3", dtype="bf16",
+                      metric=tokens, value=1e5, params={**common, "phase": "prefill"})
+    decode = prefill.model_copy(update={"params": {**common, "phase": "decode"}, "value": 1e3})
+    by_phase = {c.what.split()[4].rstrip(","): c for c in plan.checks([_file(prefill, decode)])}
+    assert set(by_phase) == {"prefill", "decode"}
+    # One prompt in one pass against one token per pass: the roofline must rate the prefill faster.
+    assert by_phase["prefill"].predicted > by_phase["decode"].predicted > 0
+
+
 def test_an_unknown_gpu_gets_no_prediction_rather_than_a_guess():
     tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
     mystery = _record(workload="matmul", device="cuda", device_name="Mystery GPU 9000", dtype="fp16", metric=tflops,
