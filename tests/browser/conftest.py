@@ -132,8 +132,11 @@ def site_url(builder, built_site) -> str:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # Playwright's 5 s for an assertion to come true is too short on a shared 2-core machine under a
+    # parallel build; a true assertion passes as soon as it holds, so only failures wait longer.
+    expect.set_options(timeout=20_000)
     executable = chromium_path()
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
