@@ -19,13 +19,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from benchlib.fit.models import MODELS
+from benchlib.fit.search import TrialRequest
+from benchlib.fit.searched import fit_prediction, request_of
 from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord, ResultsFile
-
-if TYPE_CHECKING:
-    from benchlib.fit.search import TrialRequest
 
 DEFAULT_MINUTES = 9.0
 FIT_DTYPES = ("fp16", "fp32")
@@ -190,8 +188,6 @@ def run_sweep(campaign: Campaign) -> list[Path]:
 
 def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
     def run(campaign: Campaign) -> list[Path]:
-        from benchlib.fit.search import TrialRequest
-
         size = "small" if campaign.tiny else "full"
         request = TrialRequest(model=model, batch=1, size=size, dtype=dtype, device=campaign.device,
                                memory_limit=campaign.memory_limit)
@@ -202,8 +198,6 @@ def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
 
 def _language_step(model: str) -> Callable[[Campaign], list[Path]]:
     def run(campaign: Campaign) -> list[Path]:
-        from benchlib.fit.search import TrialRequest
-
         request = TrialRequest(model=model, batch=1, dtype=language_dtype(campaign.gpu), device=campaign.device,
                                memory_limit=campaign.memory_limit,
                                seq_len=TINY_SEQ_LEN if campaign.tiny else LANGUAGE_SEQ_LEN)
@@ -253,36 +247,6 @@ def _search(campaign: Campaign, request: TrialRequest, guess: int | None) -> Pat
 
 
 # ----------------------------------------------------------------------------- predictions
-
-
-@dataclass(frozen=True)
-class FitPrediction:
-    """`benchlib fit`'s answer for one search: the largest batch and the tensor peak at any batch."""
-
-    max_batch: int
-    peak: Callable[[int], int]
-
-
-def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPrediction | None:
-    """fit's prediction for the search ``request`` describes, on the device called ``device_name``;
-    None where fit can't predict it (an uncapped device that isn't a GPU the specs know)."""
-    from benchlib.fit.predict import Predictor, searched_device
-    from benchlib.paths import cache_dir
-
-    searched = searched_device(request.device, device_name, request.memory_limit)
-    if searched is None:
-        return None
-    target, foreach = searched
-    if request.language_model:
-        from benchlib.fit.llm import LLMPredictor, make_setup
-        from benchlib.fit.llm_models import resolve_model
-
-        setup = make_setup("train", dtype=request.dtype, seq_len=request.seq_len)
-        llm = LLMPredictor(resolve_model(request.model), setup, cache_dir() / "fit")
-        return FitPrediction(llm.predict(target, verify=False).largest, llm.peak)
-    predictor = Predictor(request.model, dtype=request.dtype, optimizer=request.optimizer, size=request.size,
-                          foreach=foreach, input_shape=request.input_shape, cache_dir=cache_dir() / "fit")
-    return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)
 
 
 def fit_guess(request: TrialRequest, gpu: GPUInfo | None) -> int | None:
@@ -360,19 +324,8 @@ def checks(files: list[ResultsFile]) -> list[Check]:
     return out
 
 
-def _request_of(record: MeasurementRecord) -> TrialRequest:
-    from benchlib.fit.search import TrialRequest
-
-    p = record.params
-    if p.get("seq_len"):
-        return TrialRequest(model=p["model"], batch=1, dtype=record.dtype or "fp32", device=record.device,
-                            memory_limit=p.get("memory_limit_bytes"), seq_len=p["seq_len"])
-    return TrialRequest(model=p["model"], batch=1, size=p["size"], dtype=record.dtype or "fp32", optimizer=p["optimizer"],
-                        device=record.device, memory_limit=p.get("memory_limit_bytes"), input_shape=tuple(p["input_shape"]))
-
-
 def _batch_checks(record: MeasurementRecord) -> list[Check]:
-    request = _request_of(record)
+    request = request_of(record.params, record.dtype, record.device)
     prediction = fit_prediction(request, record.device_name)
     if prediction is None:
         return []

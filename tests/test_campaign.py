@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from benchlib import campaign as plan
 from benchlib.cli import app
 from benchlib.fit.search import TrialOutcome, search_from_guess, search_max_batch
+from benchlib.fit.searched import fit_prediction
 from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsFile, Software
 from benchlib.results.store import read_results, validate_paths
 from benchlib.speed.roofline import gpu_rates
@@ -119,7 +120,7 @@ def test_a_gpu_the_specs_dont_know_starts_its_search_from_its_probed_memory():
     request = TrialRequest(model="unet", batch=1, size="small", device="cuda")
     mystery = GPUInfo(index=0, name="Mystery GPU 9000", memory_total_bytes=64 * 1024**2)
     larger = mystery.model_copy(update={"memory_total_bytes": 256 * 1024**2})
-    assert plan.fit_prediction(request, mystery.name) is None, "no prediction is shown for it"
+    assert fit_prediction(request, mystery.name) is None, "no prediction is shown for it"
     small, large = plan.fit_guess(request, mystery), plan.fit_guess(request, larger)
     assert small and large and large > 2 * small
 
@@ -254,14 +255,14 @@ def test_the_tiny_campaign_prints_predicted_against_measured(tiny_run):
 
 
 @pytest.mark.slow
-def test_the_buying_guide_shows_the_campaigns_largest_batches(tiny_run, monkeypatch):
+def test_the_buying_guide_shows_the_campaigns_largest_batches_language_models_included(tiny_run, monkeypatch):
     from benchlib.site import fit as blocks
 
     result, out = tiny_run
     assert result.returncode == 0
     monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(out))
     html = blocks.measured_vs_predicted()
-    measured = {int(r.value) for p in out.rglob("*.json") for r in read_results(p).measurements
-                if r.workload == "max_batch" and r.metric.name == "max_batch"}
-    assert measured and all(f"<td>{batch:,}</td>" in html for batch in measured)
-    assert "capped at 16.0 MiB" in html
+    answers = [r for p in out.rglob("*.json") for r in read_results(p).measurements if r.metric.name == "max_batch"]
+    assert {r.workload for r in answers} == {"max_batch", "llm_max_batch"}, "fit's models and the language model"
+    assert all(f"<td>{int(r.value):,}</td>" in html for r in answers)
+    assert "tiny_llama (32 tokens)" in html and "capped at 16.0 MiB" in html

@@ -182,6 +182,26 @@ def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monke
     assert "<td>40</td>" in html and f"<td>{predicted:,}</td>" in html and "capped at 16.0 MiB" in html
 
 
+def test_a_language_model_search_appears_next_to_fits_prediction(tmp_path, monkeypatch):
+    """`benchlib campaign` writes llm_max_batch searches; the table shows them as it shows max-batch runs."""
+    from benchlib.fit.searched import fit_prediction
+
+    monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))
+    base = TrialRequest(model="benchlib.fit.llm_step:tiny_llama", batch=1, device="cpu", memory_limit=16 * 1024**2, seq_len=32)
+    trials = [TrialOutcome(batch=b, status="ok" if b <= 18 else "oom", peak_bytes=b * 800_000 if b <= 18 else None)
+              for b in (20, 10, 15, 18, 19)]
+    machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
+    write_search(tmp_path / "results" / "local-test" / "run.json", base, trials, machine=machine, start=20, limit=1000,
+                 result=SearchResult(trials, 18, 19, "oom"), search="guess")
+    html = blocks.measured_vs_predicted()
+    predicted = fit_prediction(base, None).max_batch
+    row = re.search(r"<tr>(?:(?!</tr>).)*tiny_llama \(32 tokens\)(?:(?!</tr>).)*</tr>", html, flags=re.S)
+    assert row, html
+    assert "<td>18</td>" in row.group(0) and f"<td>{predicted:,}</td>" in row.group(0)
+    assert "capped at 16.0 MiB" in row.group(0)
+
+
 def test_page_calls_only_existing_blocks_and_types_no_numbers():
     text = PAGE.read_text(encoding="utf-8")
     for name in re.findall(r"from benchlib\.site\.fit import (\w+)", text):

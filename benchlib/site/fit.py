@@ -37,8 +37,8 @@ from benchlib.fit.predict import (
     USABLE_FRACTION,
     Predictor,
     gpu_memory,
-    searched_device,
 )
+from benchlib.fit.searched import fit_prediction, model_label, request_of
 from benchlib.freshness import build_date
 from benchlib.paths import cache_dir
 from benchlib.probe.units import format_bytes
@@ -50,6 +50,7 @@ from benchlib.site import speed
 from benchlib.site.render import render
 from benchlib.specs import find_accelerator, load_accelerators
 from benchlib.workloads import Plot, charts
+from benchlib.workloads import llm_max_batch as llm_max_batch_records
 from benchlib.workloads import max_batch as max_batch_records
 from benchlib.workloads import training_throughput as throughput_records
 
@@ -322,36 +323,28 @@ def measured_results(*chart_ids: str) -> str:
     return render("table.html", head=["Machine", "Device", "Chart", "Setting", "Best"], rows=table)
 
 
-def _predicted_for(row: dict[str, Any]) -> tuple[str, str]:
-    """`benchlib fit`'s prediction for the case a `benchlib max-batch` record measured, and the device it names."""
-    params = params_of(row)
+def _searched_row(row: dict[str, Any]) -> list[str]:
+    """A measured largest-batch search as one table row, next to `benchlib fit`'s prediction for the same case."""
+    request = request_of(params_of(row), row["dtype"], row["device"])
     device = row["device_name"] or row["device"]
-    limit = int(params["memory_limit_bytes"]) if params.get("memory_limit_bytes") else None
-    if limit:
-        device = f"{device}, capped at {format_bytes(limit)}"
-    searched = searched_device(row["device"], row["device_name"], limit)
-    if searched is None:
-        return "", device
-    target, foreach = searched
-    predictor = Predictor(params["model"], dtype=row["dtype"], optimizer=params["optimizer"], size=params["size"],
-                          foreach=foreach, input_shape=tuple(params["input_shape"]), cache_dir=fit_cache())
-    return f"{predictor.predict(target, verify=False).max_batch:,}", device
+    if request.memory_limit:
+        device = f"{device}, capped at {format_bytes(request.memory_limit)}"
+    prediction = fit_prediction(request, row["device_name"])
+    measured = "" if pd.isna(row["value"]) else f"{int(row['value']):,}"
+    predicted = "" if prediction is None else f"{prediction.max_batch:,}"
+    return [row["machine_label"], device, model_label(request), row["dtype"], measured, predicted, row["date"]]
 
 
 def measured_vs_predicted() -> str:
-    """`benchlib max-batch` results next to `benchlib fit`'s prediction for the same case."""
+    """Every measured largest-batch search (`benchlib max-batch`, and `benchlib campaign`'s language
+    models too) next to `benchlib fit`'s prediction for the same case."""
     frame = site_data().frame
-    measured = frame[(frame["owner"] == max_batch_records.NAME) & (frame["metric"] == max_batch_records.MAX_BATCH.name)
+    searches = (max_batch_records.NAME, llm_max_batch_records.NAME)
+    measured = frame[frame["owner"].isin(searches) & (frame["metric"] == max_batch_records.MAX_BATCH.name)
                      & (frame["source"] != REPORTED)]
     if measured.empty:
         return render("buying_empty.html", what="measured_batches")
-    rows = []
-    for r in measured.to_dict("records"):
-        params = params_of(r)
-        spec = get_model(params["model"])
-        predicted, device = _predicted_for(r)
-        rows.append([r["machine_label"], device, f"{spec.title} ({'×'.join(map(str, params['input_shape']))})", r["dtype"],
-                     "" if pd.isna(r["value"]) else f"{int(r['value']):,}", predicted, r["date"]])
+    rows = [_searched_row(r) for r in measured.to_dict("records")]
     head = ["Machine", "Device", "Model", "dtype", "Measured largest batch", "Predicted", "Date"]
     return render("table.html", head=head, rows=rows)
 
