@@ -24,6 +24,7 @@ from benchlib.fit.models import MODELS
 from benchlib.fit.search import TrialRequest
 from benchlib.fit.searched import fit_prediction, request_of
 from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord, ResultsFile
+from benchlib.specs import gpu_spec_name
 
 DEFAULT_MINUTES = 9.0
 FIT_DTYPES = ("fp16", "fp32")
@@ -339,18 +340,11 @@ def _batch_checks(record: MeasurementRecord) -> list[Check]:
     return found
 
 
-def _gpu_spec_name(device_name: str | None) -> str | None:
-    from benchlib.specs import find_accelerator
-
-    spec = find_accelerator(device_name) if device_name else None
-    return spec.name if spec is not None and spec.kind == "gpu" else None
-
-
 def _throughput_check(record: MeasurementRecord) -> list[Check]:
     from benchlib.fit.predict import UnknownGPU
     from benchlib.speed.predict import predict_speed
 
-    gpu = _gpu_spec_name(record.device_name) if record.device == "cuda" else None
+    gpu = gpu_spec_name(record.device_name) if record.device == "cuda" else None
     model = record.params.get("model")
     if gpu is None or model not in MODELS:
         return []
@@ -371,7 +365,7 @@ def _llama_seconds(record: MeasurementRecord, mode: str, seq_len: int, max_posit
     from benchlib.speed.predict import language_model_ops
     from benchlib.speed.roofline import gpu_rates, step_time
 
-    gpu = _gpu_spec_name(record.device_name) if record.device == "cuda" else None
+    gpu = gpu_spec_name(record.device_name) if record.device == "cuda" else None
     if gpu is None:
         return None
     p = record.params
@@ -416,7 +410,7 @@ def _matmul_check(record: MeasurementRecord) -> list[Check]:
     from benchlib.fit.predict import UnknownGPU
     from benchlib.speed.roofline import gpu_rates
 
-    gpu = _gpu_spec_name(record.device_name)
+    gpu = gpu_spec_name(record.device_name)
     if gpu is None:
         return []
     try:

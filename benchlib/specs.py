@@ -399,6 +399,13 @@ def find_accelerator(reported_name: str) -> AcceleratorSpec | None:
     return found if found is not None else normal.get(_normal_key(reported_name))
 
 
+def gpu_spec_name(reported_name: object) -> str | None:
+    """The specs' name of the GPU a results file or NVML calls ``reported_name``; None when the
+    name is missing or isn't a GPU the specs list."""
+    spec = find_accelerator(reported_name) if isinstance(reported_name, str) and reported_name else None
+    return spec.name if spec is not None and spec.kind == "gpu" else None
+
+
 def peak_tflops(reported_name: str, dtype: str) -> float | None:
     """Per-device dense peak TFLOPS of a reported device for fp32, tf32, fp16 or bf16.
 

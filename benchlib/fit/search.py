@@ -105,6 +105,32 @@ class SearchResult:
         return next((t for t in reversed(self.trials) if t.batch == batch), None)
 
 
+def _recording(trial: Callable[[int], TrialOutcome], trials: list[TrialOutcome],
+               on_trial: Callable[[TrialOutcome], None]) -> Callable[[int], TrialOutcome]:
+    """``trial``, appending each outcome to ``trials`` and telling ``on_trial``."""
+    def run(batch: int) -> TrialOutcome:
+        outcome = trial(batch)
+        trials.append(outcome)
+        on_trial(outcome)
+        return outcome
+
+    return run
+
+
+def _bisect(run: Callable[[int], TrialOutcome], trials: list[TrialOutcome], fits: int, fails: int) -> SearchResult:
+    """Bisect between a batch that fits (0 for none) and a larger one that ran out of memory."""
+    while fails - fits > 1:
+        batch = (fits + fails) // 2
+        outcome = run(batch)
+        if outcome.status == "error":
+            return SearchResult(trials, fits, fails, "error")
+        if outcome.status == "ok":
+            fits = batch
+        else:
+            fails = batch
+    return SearchResult(trials, fits, fails, "oom")
+
+
 def search_max_batch(trial: Callable[[int], TrialOutcome], *, start: int = 1, limit: int = DEFAULT_BATCH_LIMIT,
                      on_trial: Callable[[TrialOutcome], None] = lambda t: None) -> SearchResult:
     """Exponential growth from ``start`` until out of memory (or ``limit``), then bisection.
@@ -114,12 +140,7 @@ def search_max_batch(trial: Callable[[int], TrialOutcome], *, start: int = 1, li
     if not 1 <= start <= limit:
         raise ValueError(f"the search needs 1 <= start <= limit, got start={start}, limit={limit}")
     trials: list[TrialOutcome] = []
-
-    def run(batch: int) -> TrialOutcome:
-        outcome = trial(batch)
-        trials.append(outcome)
-        on_trial(outcome)
-        return outcome
+    run = _recording(trial, trials, on_trial)
 
     fits, fails = 0, None
     batch = start
@@ -133,16 +154,7 @@ def search_max_batch(trial: Callable[[int], TrialOutcome], *, start: int = 1, li
             return SearchResult(trials, batch, None, "limit")
         else:
             fits, batch = batch, min(2 * batch, limit)
-    while fails - fits > 1:
-        batch = (fits + fails) // 2
-        outcome = run(batch)
-        if outcome.status == "error":
-            return SearchResult(trials, fits, fails, "error")
-        if outcome.status == "ok":
-            fits = batch
-        else:
-            fails = batch
-    return SearchResult(trials, fits, fails, "oom")
+    return _bisect(run, trials, fits, fails)
 
 
 # The first step away from a guess, as a share of it; each further step is twice the last.
@@ -160,12 +172,7 @@ def search_from_guess(trial: Callable[[int], TrialOutcome], guess: int, *, limit
     if limit < 1:
         raise ValueError(f"the search needs a batch limit of at least 1, got {limit}")
     trials: list[TrialOutcome] = []
-
-    def run(batch: int) -> TrialOutcome:
-        outcome = trial(batch)
-        trials.append(outcome)
-        on_trial(outcome)
-        return outcome
+    run = _recording(trial, trials, on_trial)
 
     fits, fails = 0, None
     batch, step = min(max(guess, 1), limit), FIRST_STEP
@@ -183,16 +190,7 @@ def search_from_guess(trial: Callable[[int], TrialOutcome], guess: int, *, limit
         fails = batch
         if fits == 0:
             batch, step = max(1, min(batch - 1, int(batch / (1 + step)))), 2 * step
-    while fails - fits > 1:
-        batch = (fits + fails) // 2
-        outcome = run(batch)
-        if outcome.status == "error":
-            return SearchResult(trials, fits, fails, "error")
-        if outcome.status == "ok":
-            fits = batch
-        else:
-            fails = batch
-    return SearchResult(trials, fits, fails, "oom")
+    return _bisect(run, trials, fits, fails)
 
 
 # ----------------------------------------------------------------------------- in the child

@@ -48,7 +48,7 @@ from benchlib.site.figures import STATIC_WIDTH, figure_context
 from benchlib.site.platforms import Source, fact_flags
 from benchlib.site import speed
 from benchlib.site.render import render
-from benchlib.specs import find_accelerator, load_accelerators
+from benchlib.specs import gpu_spec_name, load_accelerators
 from benchlib.workloads import Plot, charts
 from benchlib.workloads import llm_max_batch as llm_max_batch_records
 from benchlib.workloads import max_batch as max_batch_records
@@ -153,12 +153,6 @@ def gpu_frame() -> pd.DataFrame:
             "flops_per_byte": tflops * 1e12 / (bandwidth * 1e9) if bandwidth and tflops else None,
         })
     return pd.DataFrame(rows).set_index("gpu", drop=False)
-
-
-def _spec_name(reported: object) -> str | None:
-    """The specs' name of a GPU as a results file names it, or None when the specs lack it."""
-    spec = find_accelerator(reported) if isinstance(reported, str) and reported else None
-    return spec.name if spec is not None and spec.kind == "gpu" else None
 
 
 def _price_text(price: Any) -> str:
@@ -356,7 +350,7 @@ def lambda_batches(data: SiteData | None = None) -> str:
     """
     data = data or site_data()
     rows = _records(data, throughput_records.RESNET50, throughput_records.NAME)
-    rows = rows.assign(gpu=[_spec_name(name) for name in rows["device_name"]]).dropna(subset=["gpu"])
+    rows = rows.assign(gpu=[gpu_spec_name(name) for name in rows["device_name"]]).dropna(subset=["gpu"])
     if rows.empty:
         return render("buying_empty.html", what="batches")
     known = tuple(dict.fromkeys(rows["gpu"]))
@@ -519,7 +513,7 @@ def reported_largest_batches(data: SiteData | None = None) -> str:
                 hit = mine[(mine["param_model"] == model) & (mine["status"] == "ok")]
                 cells.append(f"{hit['value'].iloc[0]:.0f}" if len(hit) else None)
             table.append({"gpu": gpu, "memory": f"{mine['param_gpu_memory_gb'].iloc[0]:.0f} GB",
-                          "price": _price_then(_spec_name(gpu), as_of), "cells": cells,
+                          "price": _price_then(gpu_spec_name(gpu), as_of), "cells": cells,
                           "fits_all": bool((mine["status"] == "ok").all())})
         tables.append({
             "url": url, "as_of": as_of, "context": rows["source_context"].iloc[0], "models": models, "rows": table,
