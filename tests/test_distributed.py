@@ -302,3 +302,36 @@ def test_root_cause_is_the_last_exception_line():
     assert root_cause(log) == "RuntimeError: nccl2 requires at least one CUDA device"
     assert root_cause("only a line\n") == "only a line"
     assert root_cause("") == "no output"
+
+
+WORKER_THAT_CRASHES_ONCE = """
+import json, os, sys
+from pathlib import Path
+from benchlib.distributed.report import WorkerSkipped, write_report
+out, tries = Path(sys.argv[1]), Path(sys.argv[2])
+tries.write_text(tries.read_text() + "x" if tries.exists() else "x")
+write_report(WorkerSkipped(engine="torch", message=f"attempt {len(tries.read_text())}"), out)
+if len(tries.read_text()) == 1 or sys.argv[3] == "always":
+    os.abort()  # as gloo's teardown did, after the report was written
+"""
+
+
+@pytest.mark.parametrize("crashes", ["once", "always"])
+def test_a_worker_that_crashes_is_launched_afresh_once(tmp_path, crashes):
+    script, out, tries = tmp_path / "worker.py", tmp_path / "r.json", tmp_path / "tries"
+    script.write_text(WORKER_THAT_CRASHES_ONCE)
+    cmd = [sys.executable, str(script), str(out), str(tries), crashes]
+    if crashes == "once":
+        assert run_worker(cmd, out, dict(os.environ), 60, "flaky", retries=1) == WorkerSkipped(engine="torch", message="attempt 2")
+    else:
+        with pytest.raises(WorkerFailed, match="flaky: exited with code -6"):
+            run_worker(cmd, out, dict(os.environ), 60, "flaky", retries=1)
+    assert tries.read_text() == "xx", "two launches, no more"
+
+
+def test_a_hung_worker_is_not_launched_again(tmp_path):
+    tries = tmp_path / "tries"
+    cmd = [sys.executable, "-c", f"open({str(tries)!r}, 'a').write('x'); import time; time.sleep(60)"]
+    with pytest.raises(WorkerFailed, match="no result after 1 s"):
+        run_worker(cmd, tmp_path / "r.json", {}, 1, "hang", retries=1)
+    assert tries.read_text() == "x"
