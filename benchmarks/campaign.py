@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import campaign as plan
-from benchlib.fit.search import TrialRequest, search_from_guess, search_max_batch, trial_runner
-from benchlib.isolation import prestart
+from benchlib.measure import campaign as plan
+from benchlib.measure.max_batch import TrialRequest, search_from_guess, search_max_batch, trial_runner
+from benchlib.measure.isolation import prestart
 from benchlib.probe import probe_machine
 
 TARGET_S = {"tiny": 180.0, "gpu": 540.0}

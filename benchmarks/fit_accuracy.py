@@ -21,8 +21,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from benchlib.fit.predict import Predictor, memory_limit
-from benchlib.fit.search import TrialRequest, isolated_trial, search_max_batch, trial_runner
+from benchlib.predict.memory import Predictor, memory_limit
+from benchlib.measure.max_batch import TrialRequest, isolated_trial, search_max_batch, trial_runner
 
 MIB = 1024**2
 

@@ -1,6 +1,6 @@
 """How close is `benchlib fit` to peak memories other people measured on GPUs?
 
-Reads the published measurements in ``benchlib/fit/published_llm_memory.yaml`` (source, date and
+Reads the published measurements in ``benchlib/data/published_llm_memory.yaml`` (source, date and
 the setup each one states), predicts each comparable row the way `benchlib fit` does, and
 prints predicted against published with the error, then the median absolute error: over all
 compared rows, and over those whose source ran plain transformers code (the code the
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import time
 
-from benchlib.fit.predict import ALLOCATOR_OVERHEAD
-from benchlib.fit.published import TARGET_MEDIAN_ERROR, compare, median_abs_error, published_rows
-from benchlib.paths import cache_dir
+from benchlib.predict.memory import ALLOCATOR_OVERHEAD
+from benchlib.predict.published_memory import TARGET_MEDIAN_ERROR, compare, median_abs_error, published_rows
+from benchlib.core.paths import cache_dir
 
 
 def _percent(value: float | None) -> str:

@@ -18,9 +18,9 @@ import sys
 CHILD = """
 import json, sys, time
 started = time.perf_counter()
-from benchlib.fit.llm import LLMPredictor, StepTracer, make_setup, versions
-from benchlib.fit.llm_models import resolve_model
-from benchlib.fit.predict import gpu_memory
+from benchlib.predict.llm_memory import LLMPredictor, StepTracer, make_setup, versions
+from benchlib.catalog.language_models import resolve_model
+from benchlib.predict.memory import gpu_memory
 model, mode, full = sys.argv[1], sys.argv[2], sys.argv[3] == "full"
 versions()
 import transformers.models.llama.modeling_llama  # what building the model imports

@@ -19,13 +19,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlib.conditions import disturbed_line
-from benchlib.isolation import prestart
+from benchlib.measure.conditions import disturbed_line
+from benchlib.measure.isolation import prestart
 from benchlib.probe import probe_machine
 from benchlib.results.schema import ResultsFile
-from benchlib.runner import SUITES, preload_modules, run_suite, select_workloads
-from benchlib.paths import reference_dir
-from benchlib.score import Score, load_reference, score, untested, write_reference
+from benchlib.measure.runner import SUITES, preload_modules, run_suite, select_workloads
+from benchlib.core.paths import reference_dir
+from benchlib.derive.score import Score, load_reference, score, untested, write_reference
 from benchlib.workloads import Workload
 
 GOAL = 0.03

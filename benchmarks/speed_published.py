@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
-from benchlib.speed.published import TARGET_MEDIAN_ERROR, compare, fit_memory_efficiency, median_abs_error
-from benchlib.speed.roofline import MEMORY_EFFICIENCY
+from benchlib.predict.published_speed import TARGET_MEDIAN_ERROR, compare, fit_memory_efficiency, median_abs_error
+from benchlib.predict.roofline import MEMORY_EFFICIENCY
 
 
 def main() -> None:
@@ -37,7 +37,7 @@ def main() -> None:
     print(f"\ntarget: median |error| <= {TARGET_MEDIAN_ERROR:.0%} over all rows: "
           f"{'met' if overall <= TARGET_MEDIAN_ERROR else 'NOT met'} ({overall:.1%})")
     fitted = fit_memory_efficiency()
-    print(f"memory-bandwidth fraction: {MEMORY_EFFICIENCY} in benchlib/speed/roofline.py; the calibration half's best "
+    print(f"memory-bandwidth fraction: {MEMORY_EFFICIENCY} in benchlib/predict/roofline.py; the calibration half's best "
           f"is {fitted}{'' if fitted == MEMORY_EFFICIENCY else '  <- update the constant'}")
     print("\nnot compared:")
     for skipped in not_compared:

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from benchlib.probe import probe_machine
-from benchlib.runner import run_suite, select_workloads
-from benchlib.score import score
+from benchlib.measure.runner import run_suite, select_workloads
+from benchlib.derive.score import score
 from benchlib.workloads import Workload
 
 

@@ -14,7 +14,7 @@ import time
 import torch
 from torch.utils import benchmark as tub
 
-from benchlib.timing import Timer
+from benchlib.core.timing import Timer
 
 
 def ops() -> dict[str, object]:

@@ -107,7 +107,7 @@ def drive(command: str, out: str) -> None:
     The same runner calls as `benchlib run` and `benchlib run --resume OUT`, minus the machine
     probe (which imports torch: seconds per start, too slow for a test that starts dozens of runs).
     """
-    from benchlib.runner import find_resumable, resume_run, run_suite, select_workloads
+    from benchlib.measure.runner import find_resumable, resume_run, run_suite, select_workloads
 
     if command == "run":
         run_suite(select_workloads("quick", TINY), suite="quick", device="cpu", machine=KILL_MACHINE, out_dir=Path(out), isolate=True)

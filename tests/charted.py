@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from benchlib.charts import plotted_rows
+from benchlib.site.charts import plotted_rows
 from benchlib.results.load import rows_of
 from benchlib.results.schema import CPUInfo, HostInfo, Machine, MeasurementRecord, ResultsFile, Software
 from benchlib.site.data import chart_frames, derive

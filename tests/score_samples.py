@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from benchlib.results.schema import Conditions, Machine, MeasurementRecord, Metric, ResultsFile, RunPlan
-from benchlib.score import SCORE_TESTS
+from benchlib.derive.score import SCORE_TESTS
 
 HIGHER = {"throughput": True, "latency_p50": False, "epoch_time": False}
 

@@ -5,7 +5,7 @@ import importlib.util
 
 import pytest
 
-from benchlib.runner import run_workload
+from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
 
 TINY = {

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from benchlib.runner import run_workload
+from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
 from benchlib.workloads.attention import FORWARD, FORWARD_BACKWARD, Shape, counted_flops, sweep
 from charted import TEST_CPU, chart_rows, plotted

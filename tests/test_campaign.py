@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchlib import campaign as plan
+from benchlib.measure import campaign as plan
 from benchlib.cli import app
-from benchlib.fit.search import TrialOutcome, search_from_guess, search_max_batch
-from benchlib.fit.searched import fit_prediction
+from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_max_batch
+from benchlib.derive.searched import fit_prediction
 from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsFile, Software
 from benchlib.results.store import read_results, validate_paths
-from benchlib.speed.roofline import gpu_rates
+from benchlib.predict.roofline import gpu_rates
 
 ROOT = Path(__file__).resolve().parents[1]
 TRY_ON_CPU = ROOT / "snippets" / "campaign" / "try_on_cpu.sh"
@@ -114,7 +114,7 @@ def test_language_models_train_in_bf16_where_the_probed_gpu_has_it(tmp_path):
 
 
 def test_a_gpu_the_specs_dont_know_starts_its_search_from_its_probed_memory():
-    from benchlib.fit.search import TrialRequest
+    from benchlib.measure.max_batch import TrialRequest
     from benchlib.results.schema import GPUInfo
 
     request = TrialRequest(model="unet", batch=1, size="small", device="cuda")
@@ -256,8 +256,7 @@ def test_the_tiny_campaign_prints_predicted_against_measured(tiny_run):
 
 @pytest.mark.slow
 def test_the_buying_guide_shows_the_campaigns_largest_batches_language_models_included(tiny_run, monkeypatch):
-    from benchlib.site import fit as blocks
-
+    from benchlib.site import buying_guide as blocks
     result, out = tiny_run
     assert result.returncode == 0
     monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(out))

@@ -1,4 +1,4 @@
-"""benchlib.charts and the derive stage: results DataFrame -> a chart's rows -> valid Vega-Lite specs."""
+"""benchlib.site.charts and the derive stage: results DataFrame -> a chart's rows -> valid Vega-Lite specs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from site_samples import CPU, GPU, HOSTILE, sample_files, write_samples
 
-from benchlib.charts import BUILD_MARK, chart_spec, plotted_rows, value_text
+from benchlib.site.charts import BUILD_MARK, chart_spec, plotted_rows, value_text
 from benchlib.results.load import load_results
 from benchlib.results.store import write_results
 from benchlib.site.data import BUILD_MACHINE, MEASURED, REPORTED, chart_frames, derive

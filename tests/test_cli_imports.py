@@ -45,14 +45,14 @@ def is_cli(name: str) -> bool:
 
 
 @pytest.mark.parametrize(("source", "module", "expected"), [
-    ("import benchlib.cli", "benchlib.runner", True),
-    ("from benchlib import cli", "benchlib.runner", True),
-    ("from benchlib.cli.output import console", "benchlib.runner", True),
-    ("def f():\n    from benchlib.cli import usage_error", "benchlib.fit.search", True),
-    ("from .. import cli", "benchlib.fit.search", True),
-    ("from ..cli.output import err", "benchlib.fit.search", True),
-    ("from . import cli_helpers, search", "benchlib.fit.models", False),
-    ("from benchlib.results import schema", "benchlib.runner", False),
+    ("import benchlib.cli", "benchlib.measure.runner", True),
+    ("from benchlib import cli", "benchlib.measure.runner", True),
+    ("from benchlib.cli.output import console", "benchlib.measure.runner", True),
+    ("def f():\n    from benchlib.cli import usage_error", "benchlib.measure.max_batch", True),
+    ("from .. import cli", "benchlib.measure.max_batch", True),
+    ("from ..cli.output import err", "benchlib.measure.max_batch", True),
+    ("from . import cli_helpers, search", "benchlib.models.trainable", False),
+    ("from benchlib.results import schema", "benchlib.measure.runner", False),
 ])
 def test_the_import_reader_sees_every_form_of_import(source, module, expected):
     assert any(is_cli(name) for name in imported_names(source, module)) is expected

@@ -9,7 +9,7 @@ import pytest
 
 from benchlib.backends import tf_backend as tfb
 from benchlib.models import fashion_mnist as fm
-from benchlib.runner import run_workload
+from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
 
 TINY = {

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchlib import conditions as cond
-from benchlib.conditions import ConditionsSampler, Snapshot, compare, disturbed_line, disturbed_workloads, run_disturbed
+from benchlib.measure import conditions as cond
+from benchlib.measure.conditions import ConditionsSampler, Snapshot, compare, disturbed_line, disturbed_workloads, run_disturbed
 from benchlib.results.schema import Conditions, ResultsFile, RunPlan
 from benchlib.results.store import read_results
-from benchlib.runner import run_suite
+from benchlib.measure.runner import run_suite
 
 
 def snap(at, *, user=0.0, system=0.0, idle=0.0, steal=0.0, own=0.0, gpu=None, pids=(1,)):
@@ -140,7 +140,7 @@ def test_a_process_outside_the_run_counts_as_others(tmp_path):
 
 
 def test_thresholds_are_documented_from_the_constants():
-    from benchlib.site.scores import thresholds_table
+    from benchlib.site.score_blocks import thresholds_table
 
     text = thresholds_table()
     assert f"{cond.OTHERS_MAX_CPU_SHARE:.0%}" in text and f"{cond.STEAL_MAX_SHARE:.0%}" in text
@@ -170,15 +170,14 @@ class ScriptedSampler:
 
 @pytest.fixture
 def scripted(monkeypatch):
-    from benchlib import runner
-
+    from benchlib.measure import runner
     ScriptedSampler.calls = []
     monkeypatch.setattr(runner, "ConditionsSampler", ScriptedSampler)
     return ScriptedSampler
 
 
 def select(names):
-    from benchlib.runner import select_workloads
+    from benchlib.measure.runner import select_workloads
 
     return select_workloads("quick", names)
 

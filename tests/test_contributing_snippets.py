@@ -3,7 +3,7 @@
 import importlib.util
 from pathlib import Path
 
-from benchlib.runner import run_workload
+from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, _REGISTRY
 
 SNIPPET = Path(__file__).parents[1] / "snippets" / "contributing" / "example_workload.py"

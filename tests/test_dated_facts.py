@@ -8,9 +8,9 @@ from datetime import date
 import pytest
 from typer.testing import CliRunner
 
-from benchlib import freshness
+from benchlib.core import freshness
 from benchlib.cli import app
-from benchlib.dated_facts import ORIGIN_FILES, dated_facts
+from benchlib.derive.dated_facts import ORIGIN_FILES, dated_facts
 
 runner = CliRunner()
 TODAY = "2026-11-21"

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from benchlib.distributed import launch
-from benchlib.distributed.launch import (
+from benchlib.measure.distributed import launch
+from benchlib.measure.distributed.launch import (
     ENGINES,
     Engine,
     ScalingRun,
@@ -23,7 +23,7 @@ from benchlib.distributed.launch import (
     torch_backend,
     train_record,
 )
-from benchlib.distributed.report import (
+from benchlib.measure.distributed.report import (
     SIZES,
     AllReduceTiming,
     WorkerReport,
@@ -34,7 +34,7 @@ from benchlib.distributed.report import (
     scaling_efficiency,
     write_report,
 )
-from benchlib.distributed.topology import (
+from benchlib.measure.distributed.topology import (
     PCIE_LEVELS,
     Interconnect,
     detect_interconnect,
@@ -219,7 +219,7 @@ def test_torch_is_started_by_torchrun(tmp_path):
     cmd = ENGINES["torch"].command(2, "quick", "cpu", 1, "gloo", tmp_path / "r.json")
     assert cmd[:3] == [sys.executable, "-m", "torch.distributed.run"]
     assert "--nproc-per-node=2" in cmd and "--standalone" in cmd
-    assert cmd[cmd.index("-m", 3) + 1] == "benchlib.distributed.torch_worker"
+    assert cmd[cmd.index("-m", 3) + 1] == "benchlib.measure.distributed.torch_worker"
 
 
 def test_more_devices_than_the_probe_found_is_a_skip(tmp_path, machine):
@@ -246,7 +246,7 @@ def test_unknown_engine_or_size_is_refused_before_anything_runs(tmp_path, machin
 
 
 def test_a_crashing_worker_is_an_error_record_and_the_run_goes_on(tmp_path, machine, monkeypatch):
-    broken = Engine("jax", "numpy", "benchlib.distributed.no_such_worker", ("cpu",), "")
+    broken = Engine("jax", "numpy", "benchlib.measure.distributed.no_such_worker", ("cpu",), "")
     monkeypatch.setitem(ENGINES, "jax", broken)
     outcome = run_scaling(ScalingRun(engines=["jax"], devices=2), machine=machine, out_dir=tmp_path)
     saved = read_results(outcome.path)
@@ -254,7 +254,7 @@ def test_a_crashing_worker_is_an_error_record_and_the_run_goes_on(tmp_path, mach
     assert [(r.status, r.params["world_size"]) for r in saved.measurements] == [("error", 1), ("error", 2)]
     first = saved.measurements[0]
     assert first.message.startswith("jax engine, 1 device: exited with code 1: ")
-    assert "No module named benchlib.distributed.no_such_worker" in first.message
+    assert "No module named benchlib.measure.distributed.no_such_worker" in first.message
     assert first.crash.exit_code == 1 and first.crash.stderr_tail
     assert len(outcome.failed) == 2
 
@@ -307,7 +307,7 @@ def test_root_cause_is_the_last_exception_line():
 WORKER_THAT_CRASHES_ONCE = """
 import json, os, sys
 from pathlib import Path
-from benchlib.distributed.report import WorkerSkipped, write_report
+from benchlib.measure.distributed.report import WorkerSkipped, write_report
 out, tries = Path(sys.argv[1]), Path(sys.argv[2])
 tries.write_text(tries.read_text() + "x" if tries.exists() else "x")
 write_report(WorkerSkipped(engine="torch", message=f"attempt {len(tries.read_text())}"), out)

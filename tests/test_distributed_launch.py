@@ -10,8 +10,8 @@ import typer
 from typer.testing import CliRunner
 
 from benchlib.cli.launch import launch
-from benchlib.distributed.launch import ENGINES, ScalingRun, WorkerFailed, run_scaling, run_worker
-from benchlib.distributed.report import busbw_gbps, scaling_efficiency
+from benchlib.measure.distributed.launch import ENGINES, ScalingRun, WorkerFailed, run_scaling, run_worker
+from benchlib.measure.distributed.report import busbw_gbps, scaling_efficiency
 from benchlib.results.store import read_results
 
 pytestmark = pytest.mark.slow

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.distributed.launch import check, scaling_record, train_record
-from benchlib.distributed.report import WorkerReport
-from benchlib.distributed.topology import Interconnect
+from benchlib.measure.distributed.launch import check, scaling_record, train_record
+from benchlib.measure.distributed.report import WorkerReport
+from benchlib.measure.distributed.topology import Interconnect
 from benchlib.results.load import load_results
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import write_results
-from benchlib.charts import bar_chart, chart_spec
+from benchlib.site.charts import bar_chart, chart_spec
 from benchlib.site.data import SiteData, chart_frames, derive
 from benchlib.site.scaling import chart_rows, scaling_html, scaling_rows
 from benchlib.workloads.dp_scaling import CHART

@@ -10,11 +10,11 @@ import typer
 from typer.testing import CliRunner
 
 from benchlib.cli.fit import fit
-from benchlib.fit.llm import DEPTHS, LLMPredictor, StepTracer, make_setup
-from benchlib.fit.llm_models import LanguageModel, resolve_model, shipped_models
-from benchlib.fit.predict import memory_limit
-from benchlib.fit.quantized import storage_bytes
-from benchlib.probe.units import GIB
+from benchlib.predict.llm_memory import DEPTHS, LLMPredictor, StepTracer, make_setup
+from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
+from benchlib.predict.memory import memory_limit
+from benchlib.predict.quantized import storage_bytes
+from benchlib.core.units import GIB
 
 LAYERS = 6
 

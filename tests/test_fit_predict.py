@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from benchlib.cli.fit import fit
 from benchlib.cli.fit_options import parse_bytes, parse_shape
-from benchlib.fit import predict as fit_predict
-from benchlib.fit.predict import (
+from benchlib.predict import memory as fit_predict
+from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
     USABLE_FRACTION,
@@ -24,7 +24,7 @@ from benchlib.fit.predict import (
     memory_limit,
     solve_max_batch,
 )
-from benchlib.probe.units import GIB, MIB
+from benchlib.core.units import GIB, MIB
 
 # ----------------------------------------------------------------------------- the solver
 
@@ -124,7 +124,7 @@ def test_fp16_mixed_precision_needs_less_activation_memory_than_fp32():
 
 
 def test_t4_usable_memory_comes_from_the_specs_with_its_status():
-    from benchlib.specs import find_accelerator
+    from benchlib.catalog.gpus import find_accelerator
 
     fact = find_accelerator("T4").usable_memory_gb
     t4 = gpu_memory("Tesla T4")

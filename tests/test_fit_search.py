@@ -7,8 +7,8 @@ import typer
 from typer.testing import CliRunner
 
 from benchlib.cli.max_batch import max_batch
-from benchlib.fit.oom import is_oom_error
-from benchlib.fit.search import CapExceeded, TrialOutcome, TrialRequest, isolated_trial, search_max_batch
+from benchlib.backends.oom import is_oom_error
+from benchlib.measure.max_batch import CapExceeded, TrialOutcome, TrialRequest, isolated_trial, search_max_batch
 from benchlib.results.store import read_results
 
 MIB = 1024**2

@@ -6,14 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from benchlib.fit.models import get_model
-from benchlib.fit.search import SearchResult, TrialOutcome, TrialRequest, search_records
-from benchlib.fit.searched import fit_prediction, model_label, request_of
+from benchlib.models.trainable import get_model
+from benchlib.measure.max_batch import SearchResult, TrialOutcome, TrialRequest, search_records
+from benchlib.derive.searched import fit_prediction, model_label, request_of
 
 SEARCHES = [
     TrialRequest(model="unet", batch=1, size="small", dtype="fp16", device="cpu", memory_limit=16 * 1024**2),
     TrialRequest(model="resnet50", batch=1, dtype="fp32", optimizer="sgd", device="cuda", input_shape=(3, 160, 160), steps=3),
-    TrialRequest(model="benchlib.fit.llm_step:tiny_llama", batch=1, dtype="bf16", device="cuda", seq_len=32),
+    TrialRequest(model="benchlib.models.llm_step:tiny_llama", batch=1, dtype="bf16", device="cuda", seq_len=32),
 ]
 
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchlib.fit.predict import Predictor, memory_limit
-from benchlib.fit.search import SearchResult, TrialOutcome, TrialRequest, write_search
-from benchlib.paths import reported_dir
+from benchlib.predict.memory import Predictor, memory_limit
+from benchlib.measure.max_batch import SearchResult, TrialOutcome, TrialRequest, write_search
+from benchlib.core.paths import reported_dir
 from benchlib.results.load import load_results
 from benchlib.results.schema import Accelerators, GPUInfo, Machine, MeasurementRecord, Metric, Provenance, ResultsFile, Software
 from benchlib.results.store import write_results
-from benchlib.site import fit as blocks
-from benchlib.specs import find_accelerator
+from benchlib.site import buying_guide as blocks
+from benchlib.catalog.gpus import find_accelerator
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "gpus" / "buying-guide.md"
@@ -184,11 +184,11 @@ def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monke
 
 def test_a_language_model_search_appears_next_to_fits_prediction(tmp_path, monkeypatch):
     """`benchlib campaign` writes llm_max_batch searches; the table shows them as it shows max-batch runs."""
-    from benchlib.fit.searched import fit_prediction
+    from benchlib.derive.searched import fit_prediction
 
     monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))
-    base = TrialRequest(model="benchlib.fit.llm_step:tiny_llama", batch=1, device="cpu", memory_limit=16 * 1024**2, seq_len=32)
+    base = TrialRequest(model="benchlib.models.llm_step:tiny_llama", batch=1, device="cpu", memory_limit=16 * 1024**2, seq_len=32)
     trials = [TrialOutcome(batch=b, status="ok" if b <= 18 else "oom", peak_bytes=b * 800_000 if b <= 18 else None)
               for b in (20, 10, 15, 18, 19)]
     machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))

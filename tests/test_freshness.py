@@ -1,4 +1,4 @@
-"""The one staleness rule (benchlib.freshness) and the build date it counts from."""
+"""The one staleness rule (benchlib.core.freshness) and the build date it counts from."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from datetime import date
 
 import pytest
 
-from benchlib import freshness
-
+from benchlib.core import freshness
 TODAY = date(2026, 11, 21)
 
 

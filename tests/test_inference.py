@@ -6,8 +6,8 @@ import importlib.util
 import pytest
 
 from benchlib.results.schema import MeasurementRecord
-from benchlib.runner import run_workload
-from benchlib.timing import Measurement
+from benchlib.measure.runner import run_workload
+from benchlib.core.timing import Measurement
 from benchlib.workloads import RunContext, get
 from benchlib.workloads.inference import THROUGHPUT, each_model, oom_record, p90
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchlib.runner import run_workload
+from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
 from charted import TEST_CPU, plotted
 

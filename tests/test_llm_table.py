@@ -12,9 +12,9 @@ import typer
 from typer.testing import CliRunner
 
 from benchlib.cli.fit_table import fit_table
-from benchlib.fit.llm import LLMPredictor, versions
-from benchlib.fit.llm_models import resolve_model, shipped_models
-from benchlib.fit.llm_table import (
+from benchlib.predict.llm_memory import LLMPredictor, versions
+from benchlib.catalog.language_models import resolve_model, shipped_models
+from benchlib.predict.llm_table import (
     COLUMNS,
     INFERENCE,
     SNIPPET_MODEL,
@@ -26,9 +26,9 @@ from benchlib.fit.llm_table import (
     read_table,
     speed_digest,
 )
-from benchlib.fit.predict import gpu_memory
-from benchlib.site import llm_fit
-from benchlib.speed.predict import predict_speed
+from benchlib.predict.memory import gpu_memory
+from benchlib.site import can_i_run_it as llm_fit
+from benchlib.predict.speed import predict_speed
 
 ROOT = Path(__file__).resolve().parents[1]
 REFRESH = "refresh it with `benchlib fit-table`"

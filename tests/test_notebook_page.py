@@ -11,7 +11,7 @@ import pytest
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from benchlib.notebook_page import (
+from benchlib.site.notebook import (
     NotebookError,
     NotebookStopsTheBuild,
     _stop,
@@ -19,7 +19,7 @@ from benchlib.notebook_page import (
     notebook_markdown,
     notebook_to_markdown,
 )
-from benchlib import paths
+from benchlib.core import paths
 from benchlib.site import sources
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib import paths
-
+from benchlib.core import paths
 CONFIG = """site_name: x
 docs_dir: pages
 site_url: !ENV [SITE_URL, "https://example.org/"]

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from benchlib.platforms import DATA_FILE, TIER_FIELDS, Fact, PlatformsData, PlatformsFileError, load_platforms
+from benchlib.catalog.platforms import DATA_FILE, TIER_FIELDS, Fact, PlatformsData, PlatformsFileError, load_platforms
 from benchlib.probe.platform import detect_platform
-from benchlib.paths import REPORTED_ENV, RESULTS_ENV
+from benchlib.core.paths import REPORTED_ENV, RESULTS_ENV
 from benchlib.results.schema import Machine, MeasurementRecord, Metric, Provenance, ResultsFile
 from benchlib.results.store import write_results
-from benchlib.site import platforms as site
+from benchlib.site import platform_pages as site
 from benchlib.workloads.conv2d import flops
 
 REPORTED = Path(__file__).resolve().parents[1] / "results" / "reported"
@@ -317,7 +317,7 @@ def test_seed_003_gives_the_machines_cuda_and_cudnn_not_pytorchs(reported: dict[
 
 
 def test_the_tpu_convolution_figure_is_kept_but_marked_invalid(reported: dict[str, ResultsFile]) -> None:
-    from benchlib.specs import find_accelerator
+    from benchlib.catalog.gpus import find_accelerator
 
     tpu = reported["tpu2018-colab-tpu-v2"]
     conv = [m for m in tpu.measurements if m.workload == "conv2d"]

@@ -22,7 +22,7 @@ import benchlib
 from benchlib.probe import detect_platform, format_bytes, machine_table, probe_machine
 from benchlib.probe import frameworks, host, nvidia
 from benchlib.probe.machine import PLATFORM_NAMES, machine_id, machine_label, short_cpu_name
-from benchlib.probe.units import GIB, MIB
+from benchlib.core.units import GIB, MIB
 from benchlib.results.schema import (
     Accelerators,
     CPUInfo,

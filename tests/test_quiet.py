@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.quiet import drop_noise, native_stderr_filtered
+from benchlib.core.quiet import drop_noise, native_stderr_filtered
 
 # Captured from TensorFlow 2.21 on a machine without a GPU (also what tests/benchlib_test_workloads.py prints).
 TF_NOISE = (Path(__file__).parent / "fixtures" / "tf_noise.txt").read_text(encoding="utf-8")

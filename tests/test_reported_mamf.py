@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from benchlib.charts import plotted_rows
-from benchlib.paths import reported_dir
+from benchlib.site.charts import plotted_rows
+from benchlib.core.paths import reported_dir
 from benchlib.results.load import load_results
 from benchlib.results.plausibility import findings
 from benchlib.results.store import read_results
 from benchlib.site.data import SiteData, chart_frames, derive
 from benchlib.site.figures import chart
-from benchlib.specs import find_accelerator
+from benchlib.catalog.gpus import find_accelerator
 from benchlib.workloads import charts
 
 FILES = sorted(reported_dir().glob("mamf-*.json"))

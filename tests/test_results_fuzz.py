@@ -166,7 +166,7 @@ def loads_or_rejects(path: Path) -> bool:
 
 def build_everything(folder: Path) -> None:
     """What the site does with a results folder: load, chart each kind, render each chart block."""
-    from benchlib.charts import chart_spec, plotted_rows
+    from benchlib.site.charts import chart_spec, plotted_rows
     from benchlib.site.data import SiteData, chart_frames, derive
     from benchlib.site.figures import chart
     from benchlib.site.scaling import scaling_html

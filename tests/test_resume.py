@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from benchlib.results.schema import MeasurementRecord, Metric, Software
 from benchlib.results.store import read_results, write_results
-from benchlib.runner import NothingToResume, ResumeError, find_resumable, resume_run, run_suite, unfinished
+from benchlib.measure.runner import NothingToResume, ResumeError, find_resumable, resume_run, run_suite, unfinished
 from benchlib.workloads import Workload
 
 TESTS = Path(__file__).parent
@@ -408,8 +408,7 @@ def test_ctrl_c_stops_the_run_keeps_the_file_and_says_how_to_resume(tmp_path):
 
 
 def disk_full_after(monkeypatch, writes: int) -> None:
-    from benchlib import runner
-
+    from benchlib.measure import runner
     real = runner.write_results
     done = []
 
@@ -468,7 +467,8 @@ def test_full_disk_before_anything_is_saved_says_to_choose_another_folder(tmp_pa
 
 
 def test_an_unwritable_folder_says_so_rather_than_to_free_space(tmp_path, machine, fakes, monkeypatch):
-    from benchlib import probe, runner
+    from benchlib import probe
+    from benchlib.measure import runner
     from benchlib.cli import app
 
     monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)

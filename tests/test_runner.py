@@ -9,7 +9,7 @@ import pytest
 
 from benchlib.results.schema import FAILED_STATUSES, MeasurementRecord, Metric
 from benchlib.results.store import read_results
-from benchlib.runner import check, run_suite
+from benchlib.measure.runner import check, run_suite
 from benchlib.workloads import Workload
 
 METRIC = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
@@ -114,7 +114,7 @@ def test_run_killed_midway_leaves_a_valid_file(tmp_path):
 # Isolation: each workload in its own process (tests/benchlib_test_workloads.py has the crashers).
 
 def test_a_workload_that_kills_its_interpreter_is_an_error_and_the_run_goes_on(tmp_path, machine, tiny):
-    from benchlib.runner import select_workloads
+    from benchlib.measure.runner import select_workloads
 
     names = ["tiny-1", "tiny-segfault", "tiny-exit", "tiny-sigkill", "tiny-2"]
     outcome = run_suite(select_workloads("quick", names), suite="quick", device="cpu", machine=machine,
@@ -141,7 +141,7 @@ def test_a_workload_that_kills_its_interpreter_is_an_error_and_the_run_goes_on(t
 
 
 def test_isolated_and_in_process_records_agree(tmp_path, machine, tiny):
-    from benchlib.runner import select_workloads
+    from benchlib.measure.runner import select_workloads
 
     workloads = select_workloads("quick", ["tiny-1"])
     inside = run_suite(workloads, suite="quick", device="cpu", machine=machine, out_dir=tmp_path / "in")
@@ -190,7 +190,7 @@ def test_cli_run_budget_skips_and_reports_resume(tmp_path):
 
 
 def test_framework_noise_from_a_child_is_not_shown_but_its_own_output_is(tmp_path, machine, tiny):
-    from benchlib.runner import select_workloads
+    from benchlib.measure.runner import select_workloads
 
     shown: list[str] = []
     run_suite(select_workloads("quick", ["tiny-noisy"]), suite="quick", device="cpu", machine=machine,
@@ -199,8 +199,8 @@ def test_framework_noise_from_a_child_is_not_shown_but_its_own_output_is(tmp_pat
 
 
 def test_spawned_children_as_on_macos_and_windows(tmp_path, machine, tiny, monkeypatch):
-    from benchlib.isolation import default_start_method
-    from benchlib.runner import select_workloads
+    from benchlib.measure.isolation import default_start_method
+    from benchlib.measure.runner import select_workloads
 
     monkeypatch.setenv("BENCHLIB_START_METHOD", "spawn")
     assert default_start_method() == "spawn"

@@ -8,8 +8,8 @@ import pytest
 from benchlib.results.load import load_results
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.results.store import read_results, write_results
-from benchlib.paths import docs_dir, reference_dir
-from benchlib.score import (
+from benchlib.core.paths import docs_dir, reference_dir
+from benchlib.derive.score import (
     SCORE_TESTS,
     load_reference,
     reference_file,
@@ -17,8 +17,8 @@ from benchlib.score import (
     score_frame,
     write_reference,
 )
-from benchlib.score_report import run_summary
-from benchlib.site.scores import reference_table, score_tests_table
+from benchlib.derive.score_report import run_summary
+from benchlib.site.score_blocks import reference_table, score_tests_table
 from benchlib.workloads import all_workloads
 from score_samples import BUSY, records, results, with_conditions
 
@@ -235,9 +235,9 @@ def test_a_quick_run_gets_no_score_and_is_told_why(reference, machine):
 
 
 def test_score_frame_and_site_table_show_a_disturbed_run(tmp_path, reference, machine, monkeypatch):
-    import benchlib.score as score_module
+    import benchlib.derive.score as score_module
     from benchlib.site.data import SiteData, chart_frames, derive
-    from benchlib.site.scores import score_block
+    from benchlib.site.score_blocks import score_block
 
     write_results(with_conditions(results(records(factor=2.0), machine, "Busy box"), {"inference": BUSY}), tmp_path / "busy.json")
     write_results(with_conditions(results(records(factor=3.0), machine, "Quiet box")), tmp_path / "quiet.json")

@@ -4,11 +4,11 @@
 import pytest
 from typer.testing import CliRunner
 
-import benchlib.score_report as score_report
+import benchlib.derive.score_report as score_report
 from benchlib.cli import app
 from benchlib.results.store import write_results
-from benchlib.runner import RunOutcome
-from benchlib.score import reference_file
+from benchlib.measure.runner import RunOutcome
+from benchlib.derive.score import reference_file
 from score_samples import BUSY, records, results, with_conditions
 
 runner = CliRunner()
@@ -101,7 +101,7 @@ def test_a_disturbed_reference_gives_a_clear_error(tmp_path, machine, monkeypatc
 
 def test_run_prints_the_score_and_the_disturbed_workloads(tmp_path, machine, reference, monkeypatch):
     import benchlib.probe
-    import benchlib.runner
+    import benchlib.measure.runner
 
     finished = with_conditions(results(records(factor=2.0), machine, "This box"), {"cnn_fashion_mnist": BUSY})
 
@@ -109,7 +109,7 @@ def test_run_prints_the_score_and_the_disturbed_workloads(tmp_path, machine, ref
         return RunOutcome(path=tmp_path / "run.json", results=finished, wall_s=1.0)
 
     monkeypatch.setattr(benchlib.probe, "probe_machine", lambda results_dir: machine)
-    monkeypatch.setattr(benchlib.runner, "run_suite", fake_run_suite)
+    monkeypatch.setattr(benchlib.measure.runner, "run_suite", fake_run_suite)
     result = runner.invoke(app, ["run", "--suite", "standard", "--no-isolate", "--device", "cpu", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())  # rich wraps long lines at 80 columns

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.score import score
+from benchlib.derive.score import score
 from score_samples import BUSY, records, results, with_conditions
 
 SCRIPT = Path(__file__).parents[1] / "benchmarks" / "score_spread.py"

@@ -15,7 +15,7 @@ import pytest
 from site_samples import CPU, HOSTILE, HOSTILE_URL, REPORTED, record, results, write_samples
 
 import benchlib
-from benchlib.paths import REPORTED_ENV, RESULTS_ENV
+from benchlib.core.paths import REPORTED_ENV, RESULTS_ENV
 from benchlib.results.schema import Provenance
 from benchlib.results.store import ResultsError, write_results
 from benchlib.site import chart, methodology, sources
@@ -112,7 +112,7 @@ def test_invalid_results_file_raises_naming_the_file(results_dir, monkeypatch):
 
 def test_in_a_build_an_invalid_results_file_stops_it_with_one_message(results_dir, monkeypatch, tmp_path):
     """A SystemExit gets past markdown-exec, which would log a traceback for every block."""
-    from benchlib.site.fit import measured_results
+    from benchlib.site.buying_guide import measured_results
 
     monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))  # what markdown-exec sets while MkDocs builds
     broken = results_dir / CPU.id / "broken.json"
@@ -149,7 +149,7 @@ def test_measure_env_rejects_unknown_suites(monkeypatch):
 
 def test_build_measurement_is_cached_per_machine_and_version(tmp_path, monkeypatch):
     import benchlib.probe
-    import benchlib.runner
+    import benchlib.measure.runner
 
     calls = []
 
@@ -157,11 +157,11 @@ def test_build_measurement_is_cached_per_machine_and_version(tmp_path, monkeypat
         calls.append(suite)
         data = results(machine, [record("matmul", 1.0, "cpu", dtype="fp32")])
         path = write_results(data, out_dir / machine.id / "run.json")
-        return benchlib.runner.RunOutcome(path=path, results=results(machine, []), wall_s=0.0)
+        return benchlib.measure.runner.RunOutcome(path=path, results=results(machine, []), wall_s=0.0)
 
     monkeypatch.setattr(benchlib.probe, "probe_machine", lambda results_dir=None: CPU)
-    monkeypatch.setattr(benchlib.runner, "run_suite", fake_run_suite)
-    monkeypatch.setattr(benchlib.runner, "select_workloads", lambda suite: [])
+    monkeypatch.setattr(benchlib.measure.runner, "run_suite", fake_run_suite)
+    monkeypatch.setattr(benchlib.measure.runner, "select_workloads", lambda suite: [])
     sources.build_measurement.cache_clear()
     first = sources.build_measurement("quick", tmp_path)
     assert first.parent == tmp_path / sources.cache_key("quick") / CPU.id
@@ -180,7 +180,7 @@ def test_build_measurement_is_cached_per_machine_and_version(tmp_path, monkeypat
 
 def test_methodology_blocks_come_from_the_code():
     from benchlib.results.plausibility import PEAK_TOLERANCE
-    from benchlib.timing import NOISE_THRESHOLD
+    from benchlib.core.timing import NOISE_THRESHOLD
     from benchlib.workloads import all_workloads
 
     assert f"methodology version <strong>{benchlib.METHODOLOGY_VERSION}</strong>" in methodology.versions()

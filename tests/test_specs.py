@@ -1,4 +1,4 @@
-"""The accelerator specs file and its lookups (benchlib/specs.py, benchlib/data/gpus.yaml)."""
+"""The accelerator specs file and its lookups (benchlib/catalog/gpus.py, benchlib/data/gpus.yaml)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.specs import (
+from benchlib.catalog.gpus import (
     PEAK_DTYPES,
     AcceleratorSpec,
     SpecsError,

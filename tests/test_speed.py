@@ -1,4 +1,4 @@
-"""`benchlib predict` and benchlib.speed: counting on fake tensors, the roofline, and the published check."""
+"""`benchlib predict` and benchlib.predict's speed: counting on fake tensors, the roofline, and the published check."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from benchlib.paths import reported_dir
+from benchlib.core.paths import reported_dir
 from benchlib.results.store import read_results
-from benchlib.specs import load_accelerators
-from benchlib.speed.count import op_counter
-from benchlib.speed.predict import predict_speed
-from benchlib.speed.published import TARGET_MEDIAN_ERROR, compare, fit_memory_efficiency, halves, median_abs_error
-from benchlib.speed.roofline import (
+from benchlib.catalog.gpus import load_accelerators
+from benchlib.predict.count import op_counter
+from benchlib.predict.speed import predict_speed
+from benchlib.predict.published_speed import TARGET_MEDIAN_ERROR, compare, fit_memory_efficiency, halves, median_abs_error
+from benchlib.predict.roofline import (
     COMPUTE_EFFICIENCY,
     DEFAULT_COMPUTE_EFFICIENCY,
     MEMORY_EFFICIENCY,

@@ -8,9 +8,9 @@ from html import unescape
 
 import pytest
 
-from benchlib.site import fit as blocks
-from benchlib.site import speed
-from benchlib.speed.published import UNRUN_BATCH, compare, median_abs_error, unrun_gpus
+from benchlib.site import buying_guide as blocks
+from benchlib.site import speed_check as speed
+from benchlib.predict.published_speed import UNRUN_BATCH, compare, median_abs_error, unrun_gpus
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_a_zero_error_reads_without_a_sign():
 
 
 def test_the_can_i_run_it_table_cites_the_check_compare_makes_now(compared):
-    from benchlib.fit.llm_table import read_table
+    from benchlib.predict.llm_table import read_table
 
     rows = compared[0]
     check = read_table()["speed"]["resnet50"]

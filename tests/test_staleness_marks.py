@@ -2,7 +2,7 @@
 
 The blocks are rendered as the pages render them, with the build date fixed through
 ``$BENCHLIB_BUILD_DATE``; every dated figure found in the HTML must carry the "may be out of
-date" badge exactly when `benchlib.freshness.is_stale` says so. A block a page calls must be
+date" badge exactly when `benchlib.core.freshness.is_stale` says so. A block a page calls must be
 either checked here or exempt with a reason, so a new block cannot skip the rule unnoticed.
 """
 
@@ -16,14 +16,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchlib import freshness
-from benchlib.platforms import TIER_FIELDS, load_platforms
-from benchlib.paths import RESULTS_ENV
+from benchlib.core import freshness
+from benchlib.catalog.platforms import TIER_FIELDS, load_platforms
+from benchlib.core.paths import RESULTS_ENV
 from benchlib.site import ChartsOnPage, chart, sources
-from benchlib.site import fit as fit_blocks
-from benchlib.site import llm_fit
-from benchlib.site import platforms as platform_blocks
-from benchlib.site import speed as speed_blocks
+from benchlib.site import buying_guide as fit_blocks
+from benchlib.site import can_i_run_it as llm_fit
+from benchlib.site import platform_pages as platform_blocks
+from benchlib.site import speed_check as speed_blocks
 from benchlib.site.data import site_data
 from benchlib.workloads import charts
 

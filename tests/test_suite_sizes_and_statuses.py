@@ -2,8 +2,8 @@
 
 from typing import get_args
 
-import benchlib.runner as runner
-from benchlib.distributed import report
+import benchlib.measure.runner as runner
+from benchlib.measure.distributed import report
 from benchlib.results.schema import FAILED_STATUSES, NO_VALUE_STATUSES, Status
 from benchlib.workloads import SIZES
 

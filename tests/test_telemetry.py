@@ -1,6 +1,6 @@
 import time
 
-from benchlib.telemetry import TelemetrySampler
+from benchlib.measure.telemetry import TelemetrySampler
 
 
 class FakeNVML:

@@ -2,7 +2,7 @@ import itertools
 
 import pytest
 
-from benchlib.timing import Measurement, Timer
+from benchlib.core.timing import Measurement, Timer
 
 
 def test_statistics_of_known_samples():

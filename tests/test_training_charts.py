@@ -9,14 +9,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchlib.charts import chart_spec, plotted_rows
-from benchlib.paths import reported_dir
+from benchlib.site.charts import chart_spec, plotted_rows
+from benchlib.core.paths import reported_dir
 from benchlib.results.load import load_results, rows_of
 from benchlib.results.schema import MeasurementRecord, Metric, ResultsFile
-from benchlib.score import SCORE_TESTS
+from benchlib.derive.score import SCORE_TESTS
 from benchlib.site.data import SiteData, chart_frames, derive
 from benchlib.site.figures import chart
-from benchlib.site.scores import score_block
+from benchlib.site.score_blocks import score_block
 from benchlib.workloads import charts
 
 REPORTED = reported_dir()
@@ -117,8 +117,7 @@ def score_extra(factor):
 
 
 def test_score_chart_charts_complete_runs_against_the_reference(machine, monkeypatch):
-    from benchlib import score as score_module
-
+    from benchlib.derive import score as score_module
     reference = ResultsFile(run_id="ref", created=datetime(2026, 11, 1, tzinfo=timezone.utc), benchlib_version="0.1.0",
                             methodology_version="1", suite="standard", machine=machine, measurements=score_extra(1.0))
     monkeypatch.setattr(score_module, "load_reference", lambda path=None: reference)

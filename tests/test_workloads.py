@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchlib.runner import run_workload
+from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, UnknownWorkload, all_workloads, get
 from benchlib.workloads.conv2d import SEED_SHAPE, shape_for
 

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from benchlib.backends import DeviceUnavailable, require
-from benchlib.quiet import native_stderr_filtered, quiet_environment
+from benchlib.core.quiet import native_stderr_filtered, quiet_environment
 
 INSTALL_HINT = "install it with `pip install 'benchlib[tf]'`"
 _configured = False

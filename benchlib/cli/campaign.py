@@ -16,10 +16,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from benchlib import campaign as plan_module
-from benchlib.isolation import prestart
+from benchlib.measure import campaign as plan_module
+from benchlib.measure.isolation import prestart
 from benchlib.cli.output import DETAIL_INDENT, Wrapped, console, err, print_error, usage_error
-from benchlib.probe.units import format_bytes
+from benchlib.core.units import format_bytes
 from benchlib.results.schema import FAILED_STATUSES
 
 DEVICES = ("auto", "cuda", "cpu")
@@ -36,7 +36,8 @@ def campaign(
     of fit's models and of two small language models against fit's prediction, and the long
     matmul sweep; then print one table of predicted against measured, with the error of each.
     """
-    from benchlib import probe, runner
+    from benchlib import probe
+    from benchlib.measure import runner
     from benchlib.backends import DeviceUnavailable
 
     if device not in DEVICES:

@@ -10,8 +10,8 @@ import typer
 from rich.text import Text
 
 from benchlib.cli.output import console, usage_error
-from benchlib.dated_facts import ORIGIN_FILES, dated_facts
-from benchlib.freshness import STALE_AFTER_MONTHS, age_in_months, age_text, build_date, is_stale, months_before
+from benchlib.derive.dated_facts import ORIGIN_FILES, dated_facts
+from benchlib.core.freshness import STALE_AFTER_MONTHS, age_in_months, age_text, build_date, is_stale, months_before
 
 
 def facts(

@@ -1,7 +1,7 @@
 """`benchlib fit`: peak memory and the largest batch (or context) that fits, predicted without a GPU.
 
 Two kinds of model: the five built-in networks (ResNet-50 ... U-Net, full training only, as
-before) and language models (:mod:`benchlib.fit.llm`: shipped configs, a config.json, a hub id or
+before) and language models (:mod:`benchlib.predict.llm_memory`: shipped configs, a config.json, a hub id or
 ``module:factory``) in four modes. Bad input (a model, GPU, mode or option that doesn't apply)
 ends with a one-line message naming it and exit code 2.
 """
@@ -16,11 +16,11 @@ from rich.table import Table
 
 from benchlib.cli.fit_options import InputOpt, ModelSizeOpt, parse_bytes, parse_shape
 from benchlib.cli.output import console, usage_error
-from benchlib.probe.units import format_bytes
+from benchlib.core.units import format_bytes
 
 if TYPE_CHECKING:
-    from benchlib.fit.llm import LLMPrediction, Setup
-    from benchlib.fit.predict import DeviceMemory, Prediction
+    from benchlib.predict.llm_memory import LLMPrediction, Setup
+    from benchlib.predict.memory import DeviceMemory, Prediction
 
 ModelOpt = Annotated[str, typer.Option(
     "--model", help="A language model: a shipped one (e.g. llama-3.2-1b, qwen3-8b; an unknown name lists them), a "
@@ -57,7 +57,7 @@ def fit(
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict peak memory and the largest batch (or, for inference, context) that fits, without a GPU."""
-    from benchlib.fit.models import MODELS
+    from benchlib.models.trainable import MODELS
 
     if model in MODELS:
         _fit_builtin(model, gpu, mode, batch, seq_len, lora_rank, weights, dtype, grad_checkpointing, optimizer,
@@ -68,7 +68,7 @@ def fit(
 
 
 def _device(gpu: str | None, memory_limit: str | None) -> DeviceMemory:
-    from benchlib.fit.predict import gpu_memory, memory_limit as limit_budget
+    from benchlib.predict.memory import gpu_memory, memory_limit as limit_budget
 
     if (gpu is None) == (memory_limit is None):
         raise ValueError("give either --gpu NAME or --memory-limit SIZE")
@@ -78,9 +78,9 @@ def _device(gpu: str | None, memory_limit: str | None) -> DeviceMemory:
 def _fit_builtin(model: str, gpu: str | None, mode: str | None, batch: int | None, seq_len: int | None,
                  lora_rank: int | None, weights: str | None, dtype: str | None, grad_checkpointing: bool,
                  optimizer: str | None, input: str | None, memory_limit: str | None, size: str, as_json: bool) -> None:
-    from benchlib.fit.models import get_model
-    from benchlib.fit.predict import UnknownGPU, predict
-    from benchlib.fit.step import DTYPES, OPTIMIZERS, check_choice
+    from benchlib.models.trainable import get_model
+    from benchlib.predict.memory import UnknownGPU, predict
+    from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
 
     dtype, optimizer = dtype or "fp32", optimizer or "adam"
     try:
@@ -115,10 +115,10 @@ def _fit_language_model(model: str, gpu: str | None, mode: str | None, batch: in
                         lora_rank: int | None, lora_targets: str, weights: str | None, dtype: str | None,
                         grad_checkpointing: bool, optimizer: str | None, input: str | None,
                         memory_limit: str | None, as_json: bool) -> None:
-    from benchlib.fit.llm import DEFAULT_SEQ_LEN, make_setup, predict_llm
-    from benchlib.fit.llm_models import ModelNotFound, resolve_model
-    from benchlib.fit.predict import UnknownGPU
-    from benchlib.paths import cache_dir
+    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup, predict_llm
+    from benchlib.catalog.language_models import ModelNotFound, resolve_model
+    from benchlib.predict.memory import UnknownGPU
+    from benchlib.core.paths import cache_dir
 
     try:
         if input is not None:
@@ -146,14 +146,14 @@ def _fit_language_model(model: str, gpu: str | None, mode: str | None, batch: in
 
 
 def _has_bf16(gpu: str) -> bool:
-    from benchlib.specs import find_accelerator
+    from benchlib.catalog.gpus import find_accelerator
 
     spec = find_accelerator(gpu)
     return not (spec is not None and spec.bf16_supported is not None and not spec.bf16_supported.value)
 
 
 def _check_bf16(gpu: str, option: str) -> None:
-    from benchlib.specs import find_accelerator
+    from benchlib.catalog.gpus import find_accelerator
 
     if not _has_bf16(gpu):
         spec = find_accelerator(gpu)

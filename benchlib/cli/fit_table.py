@@ -1,6 +1,6 @@
 """`benchlib fit-table`: predict the "Can I run it?" table (memory, and decode speed for inference) and the published comparison, and write them.
 
-The site reads the file this writes (``benchlib/fit/llm_fit_table.json``) instead of predicting
+The site reads the file this writes (``benchlib/tables/can_i_run_it.json``) instead of predicting
 the whole table on every build. Run it after changing a shipped config, the published data or
 the predictor, or after upgrading torch, transformers or peft; traces are cached, so a second
 run only redoes what changed.
@@ -23,9 +23,9 @@ def fit_table(
     models: Annotated[Optional[str], typer.Option("--models", help="Only these shipped models, comma-separated (for a quick look; the site needs them all).")] = None,
 ) -> None:
     """Predict memory (and decode speed) for every shipped language model on the GPUs readers get, and compare with published peaks."""
-    from benchlib.fit.llm_models import shipped_models
-    from benchlib.fit.llm_table import TABLE_FILE, TASKS, predict_table, write_table
-    from benchlib.paths import cache_dir
+    from benchlib.catalog.language_models import shipped_models
+    from benchlib.predict.llm_table import TABLE_FILE, TASKS, predict_table, write_table
+    from benchlib.core.paths import cache_dir
 
     wanted = [m.strip() for m in models.split(",")] if models else None
     unknown = [m for m in wanted or [] if m not in shipped_models()]

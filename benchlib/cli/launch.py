@@ -38,8 +38,8 @@ def launch(
     ] = Path("results"),
 ) -> None:
     """Train on 1 device and on N in one launch; report throughput, scaling efficiency and all-reduce bandwidth."""
-    from benchlib.distributed.launch import BACKENDS, DEVICES, ENGINES, ScalingRun, run_scaling
-    from benchlib.distributed.report import SIZES
+    from benchlib.measure.distributed.launch import BACKENDS, DEVICES, ENGINES, ScalingRun, run_scaling
+    from benchlib.measure.distributed.report import SIZES
     from benchlib.probe import probe_machine
 
     engines = framework or ["torch"]

@@ -14,8 +14,8 @@ from rich.markup import escape
 
 from benchlib.cli.fit_options import DtypeOpt, InputOpt, ModelOpt, ModelSizeOpt, OptimizerOpt, parse_bytes, parse_shape
 from benchlib.cli.output import err, usage_error
-from benchlib.fit.search import DEFAULT_BATCH_LIMIT, DEFAULT_STEPS, TrialOutcome
-from benchlib.probe.units import format_bytes
+from benchlib.measure.max_batch import DEFAULT_BATCH_LIMIT, DEFAULT_STEPS, TrialOutcome
+from benchlib.core.units import format_bytes
 
 # Without --memory-limit a CPU trial may take this share of the memory free when the search starts.
 CPU_DEFAULT_FRACTION = 0.5
@@ -38,11 +38,11 @@ def max_batch(
     from datetime import datetime, timezone
 
     from benchlib.backends import DeviceUnavailable, FrameworkMissing
-    from benchlib.fit.models import UnknownModel, get_model
-    from benchlib.fit.search import TrialRequest, search_max_batch, trial_runner, write_search
-    from benchlib.fit.step import DTYPES, OPTIMIZERS, check_choice
+    from benchlib.models.trainable import UnknownModel, get_model
+    from benchlib.measure.max_batch import TrialRequest, search_max_batch, trial_runner, write_search
+    from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
     from benchlib.probe import probe_machine
-    from benchlib.runner import new_run_id
+    from benchlib.measure.runner import new_run_id
 
     try:
         spec = get_model(model)

@@ -1,6 +1,6 @@
 """`benchlib predict`: how fast a model trains or runs on a named GPU, predicted from its specs.
 
-The same models and options as `benchlib fit` (:mod:`benchlib.speed.predict`). Bad input (a
+The same models and options as `benchlib fit` (:mod:`benchlib.predict.speed`). Bad input (a
 model, GPU, mode or dtype that doesn't apply) ends with a one-line message naming it and exit 2.
 """
 
@@ -16,7 +16,7 @@ from benchlib.cli.fit import ModelOpt
 from benchlib.cli.output import console, usage_error
 
 if TYPE_CHECKING:
-    from benchlib.speed.predict import SpeedPrediction
+    from benchlib.predict.speed import SpeedPrediction
 
 
 def predict(
@@ -33,9 +33,9 @@ def predict(
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU."""
-    from benchlib.fit.llm_models import ModelNotFound
-    from benchlib.speed.predict import predict_speed
-    from benchlib.fit.predict import UnknownGPU
+    from benchlib.catalog.language_models import ModelNotFound
+    from benchlib.predict.speed import predict_speed
+    from benchlib.predict.memory import UnknownGPU
 
     try:
         prediction = predict_speed(model, gpu, mode=mode, dtype=dtype, batch=batch, seq_len=seq_len)

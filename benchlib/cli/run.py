@@ -17,14 +17,15 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn
 from rich.text import Text
 
 # Modules, not their functions: tests replace `probe.probe_machine` and `runner.run_suite`.
-from benchlib import probe, runner
+from benchlib import probe
+from benchlib.measure import runner
 from benchlib.backends import DeviceUnavailable
 from benchlib.cli.launch import launch
 from benchlib.cli.output import console, err, exit_if_failed, print_error, records_table, usage_error
-from benchlib.isolation import prestart
+from benchlib.measure.isolation import prestart
 from benchlib.results.schema import Machine, MeasurementRecord
 from benchlib.results.store import ResultsError
-from benchlib.score_report import run_summary
+from benchlib.derive.score_report import run_summary
 from benchlib.workloads import NotRunnable, UnknownWorkload, Workload, WorkloadModuleError
 
 DEVICES = ("auto", "cpu", "cuda", "mps")

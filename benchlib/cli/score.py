@@ -10,9 +10,9 @@ from rich.padding import Padding
 from rich.text import Text
 
 from benchlib.cli.output import console, err, usage_error
-from benchlib.conditions import disturbed_line
+from benchlib.measure.conditions import disturbed_line
 from benchlib.results.store import iter_result_paths
-from benchlib.score_report import NoReference, ScoreColumn, compare_scores, comparison_table
+from benchlib.derive.score_report import NoReference, ScoreColumn, compare_scores, comparison_table
 
 
 def score_command(

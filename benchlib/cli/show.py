@@ -14,7 +14,7 @@ from benchlib.cli.output import Wrapped, console, err, records_table
 
 def show(file: Annotated[Path, typer.Argument(help="A results file.")]) -> None:
     """Print a results file as a table."""
-    from benchlib.conditions import disturbed_line
+    from benchlib.measure.conditions import disturbed_line
     from benchlib.results.store import ResultsError, read_results
 
     try:

@@ -10,7 +10,7 @@ from benchlib.probe.frameworks import probe_software, probe_torch, probe_tpu
 from benchlib.probe.host import probe_host
 from benchlib.probe.nvidia import probe_nvidia
 from benchlib.probe.platform import detect_platform
-from benchlib.probe.units import GIB
+from benchlib.core.units import GIB
 from benchlib.results.schema import Accelerators, HostInfo, Machine, PlatformInfo
 
 PLATFORM_NAMES = {

@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from benchlib.probe.units import MIB
+from benchlib.core.units import MIB
 from benchlib.results.schema import GPUInfo
 
 NVIDIA_SMI = "nvidia-smi"

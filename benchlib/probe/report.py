@@ -6,7 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchlib.probe.machine import PLATFORM_NAMES
-from benchlib.probe.units import format_bytes
+from benchlib.core.units import format_bytes
 from benchlib.results.schema import GPUInfo, Machine, Software, TorchDevices, TPUInfo
 
 

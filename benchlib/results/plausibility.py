@@ -31,7 +31,7 @@ def known_peak(record: MeasurementRecord) -> float | None:
         return record.peak
     if record.device == "cpu" or not record.device_name:
         return None
-    from benchlib.specs import PEAK_DTYPES, peak_bandwidth_gbps, peak_tflops
+    from benchlib.catalog.gpus import PEAK_DTYPES, peak_bandwidth_gbps, peak_tflops
 
     unit = record.metric.unit
     if unit == "TFLOPS" and record.dtype in PEAK_DTYPES:
@@ -45,7 +45,7 @@ def known_peak(record: MeasurementRecord) -> float | None:
 def names_nvidia_gpu(device_name: str) -> bool:
     if _NVIDIA_WORDS.search(device_name):
         return True
-    from benchlib.specs import find_accelerator
+    from benchlib.catalog.gpus import find_accelerator
 
     spec = find_accelerator(device_name)
     return spec is not None and spec.kind == "gpu" and spec.vendor.casefold() == "nvidia"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchlib.paths import cache_dir, reported_dir, results_dir
+from benchlib.core.paths import cache_dir, reported_dir, results_dir
 from benchlib.results.load import PARAM_PREFIX, params_of
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import iter_result_paths, read_results
@@ -295,7 +295,7 @@ RANGE_LOW_END = "price range, low end"
 
 def _per_dollar(rows: pd.DataFrame, rule: PerDollar) -> pd.DataFrame:
     """One row per record and cloud price of its accelerator: work per dollar, with the ``price`` it is per."""
-    from benchlib.specs import find_accelerator
+    from benchlib.catalog.gpus import find_accelerator
 
     rows = rows[rows["metric"] == rule.of]
     picked, prices = [], []

@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from benchlib.charts import chart_spec, plotted_rows, value_text
-from benchlib.paths import RESULTS_ENV, project_root
+from benchlib.site.charts import chart_spec, plotted_rows, value_text
+from benchlib.core.paths import RESULTS_ENV, project_root
 from benchlib.results.schema import NO_VALUE_STATUSES
 from benchlib.site.data import BUILD_MACHINE, REPORTED, SiteData, site_data
 from benchlib.site.render import render

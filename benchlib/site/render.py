@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import jinja2
 from markupsafe import Markup
 
-from benchlib.charts import value_text
-from benchlib.freshness import is_stale, stale_text
+from benchlib.site.charts import value_text
+from benchlib.core.freshness import is_stale, stale_text
 from benchlib.site.sources import building_with_zensical
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchlib.charts import chart_spec, plotted_rows
+from benchlib.site.charts import chart_spec, plotted_rows
 from benchlib.results.load import PARAM_PREFIX
 from benchlib.site.data import SiteData, plot_rows, site_data
 from benchlib.site.figures import STATIC_WIDTH, figure_context

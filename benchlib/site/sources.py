@@ -150,7 +150,7 @@ def build_measurement(suite: str, cache_root: Path) -> Path:
         log.info("benchlib: using the cached %s measurement of this machine: %s", suite, cached)
         return cached
     from benchlib.probe import probe_machine
-    from benchlib.runner import run_suite, select_workloads
+    from benchlib.measure.runner import run_suite, select_workloads
 
     machine = probe_machine(results_dir=str(cache_root))
     cached = _cached_run(out / machine.id)

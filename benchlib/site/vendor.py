@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchlib.paths import docs_dir
+from benchlib.core.paths import docs_dir
 
 
 def bundle_file() -> Path:

@@ -174,7 +174,7 @@ class PerDollar:
     """A derived figure: ``metric`` = the ``of`` metric (a rate per second) x 3600 / an hourly price.
 
     One figure for each cloud price of the record's accelerator in the specs, dated as the price is
-    (`benchlib.specs.AcceleratorSpec.hourly_prices`): work per dollar rented.
+    (`benchlib.catalog.gpus.AcceleratorSpec.hourly_prices`): work per dollar rented.
     """
 
     metric: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchlib.results.schema import Stats
-from benchlib.timing import Measurement
+from benchlib.core.timing import Measurement
 
 
 def stats_of(m: Measurement) -> Stats:

@@ -19,7 +19,7 @@ from benchlib.backends import torch_backend as tb
 from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import Step, torch_step
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.timing import Timer
+from benchlib.core.timing import Timer
 from benchlib.workloads import Chart, Plot, Rate, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 

@@ -1,4 +1,4 @@
-"""Data-parallel scaling efficiency, written by ``benchlib launch`` (`benchlib.distributed.launch`).
+"""Data-parallel scaling efficiency, written by ``benchlib launch`` (`benchlib.measure.distributed.launch`).
 
 One record per launch and engine: N-device throughput over N times the one-device throughput,
 both measured in that launch (1 = linear scaling); the plausibility checks mark a value above

@@ -26,7 +26,7 @@ from benchlib.backends import require
 from benchlib.backends import torch_backend as tb
 from benchlib.models.vision import TORCHVISION
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.timing import Measurement
+from benchlib.core.timing import Measurement
 from benchlib.workloads import Plot, Ratio, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 from benchlib.workloads.amp import CHART as AMP_CHART

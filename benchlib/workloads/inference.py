@@ -17,7 +17,7 @@ from benchlib.backends import require
 from benchlib.backends import torch_backend as tb
 from benchlib.models.vision import INPUT_SIDE, torch_classifier
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.timing import Measurement, Timer
+from benchlib.core.timing import Measurement, Timer
 from benchlib.workloads import Chart, Plot, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 

@@ -15,7 +15,7 @@ import numpy as np
 from benchlib.backends import tf_backend as tfb
 from benchlib.models.vision import keras_classifier
 from benchlib.results.schema import MeasurementRecord
-from benchlib.timing import Timer
+from benchlib.core.timing import Timer
 from benchlib.workloads import RunContext, Workload, register
 from benchlib.workloads.inference import NAME, PLOTS, SIZES, THROUGHPUT, each_model, inference_records, oom_record, score_parts
 

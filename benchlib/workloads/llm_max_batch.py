@@ -3,7 +3,7 @@
 Like ``max_batch`` (one ``peak_memory`` record per trial, then the ``max_batch`` answer), but
 the model is one `benchlib fit` reads from a transformers config (a shipped name or a
 config.json), trained in full on random sequences of ``seq_len`` tokens
-(`benchlib.fit.llm_step`). Not part of any suite.
+(`benchlib.models.llm_step`). Not part of any suite.
 """
 
 from __future__ import annotations

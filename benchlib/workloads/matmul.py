@@ -11,8 +11,8 @@ from typing import Any
 
 from benchlib.backends import torch_backend as tb
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.specs import peak_tflops
-from benchlib.timing import Timer
+from benchlib.catalog.gpus import peak_tflops
+from benchlib.core.timing import Timer
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 

@@ -1,6 +1,6 @@
 """The largest batch that trains: written by ``benchlib max-batch`` (and ``benchlib campaign``), or reported by sources.
 
-``benchlib max-batch`` searches for it on the device in front of you (`benchlib.fit.search`)
+``benchlib max-batch`` searches for it on the device in front of you (`benchlib.measure.max_batch`)
 and writes one ``max_batch`` record with the answer after its ``peak_memory`` trials; sources
 such as Lambda's 2020 tables report it per model and GPU. Not part of any suite.
 """

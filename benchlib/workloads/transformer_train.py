@@ -28,7 +28,7 @@ from typing import Any
 from benchlib.backends import torch_backend as tb
 from benchlib.models.llama import model_label, parameter_count, random_llama, require_transformers
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.timing import Timer
+from benchlib.core.timing import Timer
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 

@@ -8,7 +8,7 @@ from urllib.parse import urljoin
 import pytest
 from playwright.sync_api import expect
 
-from benchlib.fit.llm_models import shipped_models
+from benchlib.catalog.language_models import shipped_models
 
 pytestmark = pytest.mark.browser
 

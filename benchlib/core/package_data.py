@@ -1,0 +1,20 @@
+"""Files shipped inside the package: curated data in ``benchlib/data/`` and generated tables in ``benchlib/tables/``.
+
+Curated data is typed by hand, each figure with its source and date; a table is written by a
+command (`benchlib tables`) with the digests of its inputs, and a test fails when it is stale.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+
+def data_file(name: str) -> Path:
+    """A curated data file: ``benchlib/data/<name>``."""
+    return Path(str(files("benchlib") / "data" / name))
+
+
+def table_file(name: str) -> Path:
+    """A generated table: ``benchlib/tables/<name>``."""
+    return Path(str(files("benchlib") / "tables" / name))

@@ -1,0 +1,77 @@
+"""What `benchlib fit` predicts for a largest-batch search, read back from the search's record.
+
+`benchlib campaign`'s table and the buying guide's *Prediction against measurement* both put a
+search's answer next to fit's prediction for the same model, dtype, device and memory cap; this
+module rebuilds the search from a record's params and asks fit, so both show the same number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from benchlib.measure.max_batch import DEFAULT_STEPS, TrialRequest
+
+
+@dataclass(frozen=True)
+class FitPrediction:
+    """`benchlib fit`'s answer for one search: the largest batch and the tensor peak at any batch."""
+
+    max_batch: int
+    peak: Callable[[int], int]
+
+
+def request_of(params: Mapping[str, Any], dtype: str | None, device: str) -> TrialRequest:
+    """The search a ``max_batch`` or ``llm_max_batch`` record's ``params`` describe: the inverse of
+    `search._params`, at batch 1."""
+    limit = params.get("memory_limit_bytes")
+    common = {"model": params["model"], "batch": 1, "dtype": dtype or "fp32", "device": device,
+              "steps": int(params.get("steps") or DEFAULT_STEPS), "memory_limit": int(limit) if limit else None}
+    if params.get("seq_len"):
+        return TrialRequest(**common, seq_len=int(params["seq_len"]))
+    return TrialRequest(**common, size=params["size"], optimizer=params["optimizer"],
+                        input_shape=tuple(params["input_shape"]))
+
+
+def model_label(request: TrialRequest) -> str:
+    """The searched model as a reader knows it, with its input: "U-Net (3×128×128)", "Qwen2.5 0.5B (1,024 tokens)"."""
+    if not request.language_model:
+        from benchlib.models.trainable import get_model
+
+        shape = request.input_shape or get_model(request.model).input_shape(request.size)
+        return f"{get_model(request.model).title} ({'×'.join(map(str, shape))})"
+    from benchlib.catalog.language_models import ModelNotFound, resolve_model
+
+    try:
+        title = resolve_model(request.model).title
+    except ModelNotFound:  # a config file or hub id this machine can't read: its name still says what it was
+        title = request.model
+    return f"{title.rpartition(':')[2]} ({request.seq_len:,} tokens)"
+
+
+def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPrediction | None:
+    """fit's prediction for the search ``request`` describes, on the device called ``device_name``;
+    None where fit can't predict it: an uncapped device that isn't a GPU the specs know, or a
+    language model whose config this machine can't read (a local file, a hub id offline)."""
+    from benchlib.predict.memory import Predictor, searched_device
+    from benchlib.core.paths import cache_dir
+
+    searched = searched_device(request.device, device_name, request.memory_limit)
+    if searched is None:
+        return None
+    target, foreach = searched
+    if request.language_model:
+        from benchlib.predict.llm_memory import LLMPredictor, make_setup
+        from benchlib.catalog.language_models import ModelNotFound, resolve_model
+
+        try:
+            model = resolve_model(request.model)
+        except ModelNotFound:
+            return None
+        setup = make_setup("train", dtype=request.dtype, seq_len=request.seq_len)
+        llm = LLMPredictor(model, setup, cache_dir() / "fit")
+        return FitPrediction(llm.predict(target, verify=False).largest, llm.peak)
+    predictor = Predictor(request.model, dtype=request.dtype, optimizer=request.optimizer, size=request.size,
+                          foreach=foreach, input_shape=request.input_shape, cache_dir=cache_dir() / "fit")
+    return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)

@@ -1,0 +1,500 @@
+"""Predicted memory of language models: inference, full fine-tuning, LoRA and QLoRA, without a GPU.
+
+The model is transformers' own class for the config (the one its ``architectures`` field
+names), built under ``FakeTensorMode`` with no weights; LoRA adapters come from peft; 4-bit and
+8-bit weights are stand-ins equal to bitsandbytes' in memory (:mod:`benchlib.predict.quantized`).
+One step (a prefill for inference, forward + backward + optimizer update for training) runs
+inside torch's ``MemTracker``, which keeps the peak of live tensors by kind.
+
+Reduced depth: the decoder layers of these models are identical, so the memory live at any one
+point of a step is an affine function of the number of layers, and a step's peak is the highest
+of those. A phase of the step (a prefill; a forward + backward pass; an optimizer update) keeps
+its peak at the same point as layers are added, once there are a few of them, so each phase is
+traced at ``DEPTHS`` (3 and 4 layers), extrapolated on its own to the config's depth, and the
+higher phase is the answer. ``tests/test_fit_llm.py`` checks that against full-depth traces.
+Models whose layers differ (a ``layer_types`` list with more than one kind), and plain torch
+models from ``module:factory``, are traced at full depth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import benchlib
+from benchlib.catalog.language_models import LanguageModel
+from benchlib.predict.memory import DeviceMemory, read_traces, solve_max_batch, write_traces
+
+MODES: tuple[str, ...] = ("inference", "train", "lora", "qlora")
+WEIGHTS: tuple[str, ...] = ("fp32", "fp16", "bf16", "int8", "nf4")
+COMPUTE_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
+LLM_OPTIMIZERS: tuple[str, ...] = ("adamw", "paged_adamw_8bit")
+DEFAULT_WEIGHTS = {"inference": "bf16", "train": "fp32", "lora": "bf16", "qlora": "nf4"}
+DEFAULT_SEQ_LEN = 2048
+DEFAULT_LORA_RANK = 16
+# QLoRA's paper and peft's "all-linear" adapt every linear layer of the decoder but the output.
+DEFAULT_LORA_TARGETS = "all-linear"
+DEPTHS = (3, 4)
+# bitsandbytes' 8-bit optimizers keep each state in one byte per value with an fp32 maximum per
+# block of 256 values (``bitsandbytes.optim`` block-wise quantization).
+EIGHT_BIT_BLOCK = 256
+CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How the model runs: what `benchlib fit` is asked about, with every default filled in."""
+
+    mode: str = "inference"
+    weights: str = "bf16"
+    dtype: str = "bf16"
+    batch: int = 1
+    seq_len: int = DEFAULT_SEQ_LEN
+    lora_rank: int | None = None
+    lora_targets: str = DEFAULT_LORA_TARGETS
+    grad_checkpointing: bool = False
+    optimizer: str = "adamw"
+    double_quant: bool = True
+
+    @property
+    def trains(self) -> bool:
+        return self.mode != "inference"
+
+    def describe(self) -> str:
+        """One line a reader can check against their own setup."""
+        parts = [self.mode, f"{self.weights} weights"]
+        if self.dtype != self.weights:
+            parts.append(f"{self.dtype} compute" + (" (autocast)" if self.trains else ""))
+        if self.mode in ("lora", "qlora"):
+            parts.append(f"rank {self.lora_rank} on {self.lora_targets}")
+        if self.trains:
+            parts.append(self.optimizer)
+            if self.grad_checkpointing:
+                parts.append("gradient checkpointing")
+        return ", ".join(parts)
+
+
+def make_setup(mode: str, *, weights: str | None = None, dtype: str | None = None, batch: int = 1,
+               seq_len: int = DEFAULT_SEQ_LEN, lora_rank: int | None = None, lora_targets: str = DEFAULT_LORA_TARGETS,
+               grad_checkpointing: bool = False, optimizer: str = "adamw") -> Setup:
+    """A Setup with each mode's defaults; ValueError names the option that doesn't make sense."""
+    for option, value, choices in (("--mode", mode, MODES), ("--weights", weights, WEIGHTS),
+                                   ("--dtype", dtype, COMPUTE_DTYPES), ("--optimizer", optimizer, LLM_OPTIMIZERS)):
+        if value is not None and value not in choices:
+            raise ValueError(f"{option} {value!r}: choose one of {', '.join(choices)}")
+    if batch < 1 or seq_len < 1:
+        raise ValueError(f"--batch and --seq-len must be at least 1, got {batch} and {seq_len}")
+    if lora_rank is not None and mode not in ("lora", "qlora"):
+        raise ValueError(f"--lora-rank applies to --mode lora or qlora, not {mode}")
+    if lora_rank is not None and lora_rank < 1:
+        raise ValueError(f"--lora-rank {lora_rank}: must be at least 1")
+    if grad_checkpointing and mode == "inference":
+        raise ValueError("--grad-checkpointing applies to training modes (train, lora, qlora), not inference")
+    if optimizer != "adamw" and mode == "inference":
+        raise ValueError("--optimizer applies to training modes (train, lora, qlora), not inference")
+    if weights is None:
+        # Inference and a LoRA base store the weights in the compute dtype asked for.
+        weights = dtype if dtype and mode in ("inference", "lora") else DEFAULT_WEIGHTS[mode]
+    if mode == "train" and weights in ("int8", "nf4"):
+        raise ValueError(f"--mode train --weights {weights}: full fine-tuning updates every weight, and "
+                         "quantized weights can't be trained; use --mode qlora (or lora --weights int8)")
+    if mode == "qlora" and weights != "nf4":
+        raise ValueError(f"--mode qlora stores the base in nf4, not {weights}; use --mode lora --weights {weights}")
+    if dtype is None:
+        dtype = weights if weights in COMPUTE_DTYPES else "bf16"
+    if weights in ("fp16", "bf16") and dtype != weights:
+        raise ValueError(f"--weights {weights} computes in {weights}; --dtype {dtype} would need {dtype} weights")
+    return Setup(mode=mode, weights=weights, dtype=dtype, batch=batch, seq_len=seq_len,
+                 lora_rank=(lora_rank or DEFAULT_LORA_RANK) if mode in ("lora", "qlora") else None,
+                 lora_targets=lora_targets, grad_checkpointing=grad_checkpointing, optimizer=optimizer)
+
+
+# ----------------------------------------------------------------------------- one traced step
+
+
+def torch_dtype(name: str) -> Any:
+    import torch
+
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
+def _eight_bit_adam() -> type:
+    import torch
+
+    class EightBitAdamStandIn(torch.optim.Optimizer):
+        """bitsandbytes' (paged) 8-bit AdamW in memory: two uint8 states and a maximum per 256 values.
+
+        The update itself doesn't change the peak (it works one parameter at a time), so the
+        step only creates the state. A paged optimizer can move its state to the CPU under
+        memory pressure; here it stays on the GPU, the cautious case.
+        """
+
+        def __init__(self, params: Any) -> None:
+            super().__init__(params, {"lr": 1e-4})
+
+        @torch.no_grad()
+        def step(self, closure: Callable[[], Any] | None = None) -> None:
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None or self.state[p]:
+                        continue
+                    blocks = -(-p.numel() // EIGHT_BIT_BLOCK)
+                    self.state[p] = {
+                        "state1": torch.empty_like(p, dtype=torch.uint8), "state2": torch.empty_like(p, dtype=torch.uint8),
+                        "absmax1": p.new_empty(blocks, dtype=torch.float32), "absmax2": p.new_empty(blocks, dtype=torch.float32),
+                    }
+
+    return EightBitAdamStandIn
+
+
+def _quantize(model: Any, setup: Setup) -> None:
+    """Swap linear layers for quantized stand-ins: LoRA's base layers too, never the adapters."""
+    from torch import nn
+
+    from benchlib.predict.quantized import QuantizedLinear
+
+    compute = torch_dtype(setup.dtype)
+    # transformers keeps the output layer unquantized, also when LoRA adapts it (lm_head.base_layer).
+    targets = [name for name, module in model.named_modules()
+               if isinstance(module, nn.Linear) and "lm_head" not in name.split(".")
+               and not any(part.startswith("lora_") for part in name.split("."))]
+    for name in targets:
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name)
+        setattr(parent, child, QuantizedLinear(getattr(parent, child), setup.weights, compute_dtype=compute,
+                                               double_quant=setup.double_quant))
+
+
+class StepTracer:
+    """One model at one depth in one setup; ``peak(size)`` traces a step and returns the peak by kind.
+
+    ``size`` is the context length for inference and the batch for training.
+    """
+
+    def __init__(self, model: LanguageModel, setup: Setup, depth: int | None) -> None:
+        """``depth``: decoder layers to build (None: the model's own)."""
+        import torch
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        self.setup, self.language_model = setup, model
+        self.mode = FakeTensorMode(allow_non_fake_inputs=True)
+        float_weights = setup.weights if setup.weights in COMPUTE_DTYPES else setup.dtype
+        # Built on the meta device, where peft and the stand-ins can move and cast tensors
+        # freely; then given fake storage for the trace.
+        # Upstream deprecation notices (peft calling transformers' old names) say nothing about memory.
+        with torch.device("meta"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            self.model = model.build(depth, torch_dtype(float_weights))
+            if setup.mode in ("lora", "qlora"):
+                self._add_adapters()
+            if setup.weights in ("int8", "nf4"):
+                _quantize(self.model, setup)
+            if setup.mode == "qlora":
+                # peft's prepare_model_for_kbit_training, which QLoRA recipes call: every parameter
+                # that is not quantized (embeddings, norms, the output layer) is cast to fp32.
+                for p in self.model.parameters():
+                    if p.dtype in (torch.float16, torch.bfloat16):
+                        p.data = p.data.float()
+        to_fake(self.model, self.mode)
+        self.vocab = model.vocab_size(self.model)
+        self.optimizer = None
+        if setup.trains:
+            self.model.train()
+            if setup.grad_checkpointing:
+                no_reentrant = {"use_reentrant": False}
+                if hasattr(self.model, "activation_checkpointing_enable"):  # transformers 5's name
+                    self.model.activation_checkpointing_enable(activation_checkpointing_kwargs=no_reentrant)
+                else:
+                    self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=no_reentrant)
+                if getattr(self.model, "config", None) is not None:
+                    self.model.config.use_cache = False  # as recipes set it: no KV cache while checkpointing
+            with self.mode:
+                self._prime_optimizer()
+        else:
+            self.model.eval()
+
+    def _add_adapters(self) -> None:
+        quiet_bitsandbytes()
+        from peft import LoraConfig, get_peft_model
+
+        s = self.setup
+        targets = s.lora_targets if s.lora_targets == "all-linear" else s.lora_targets.split(",")
+        config = LoraConfig(r=s.lora_rank, lora_alpha=2 * (s.lora_rank or 1), lora_dropout=0.05, target_modules=targets,
+                            task_type=self.language_model.peft_task)
+        self.model = get_peft_model(self.model, config)
+
+    def _prime_optimizer(self) -> None:
+        """Create the optimizer's state, as it is in every step after the first, without moving a weight."""
+        import torch
+
+        trainable = [p for p in self.model.parameters() if p.requires_grad]
+        if self.setup.optimizer == "paged_adamw_8bit":
+            self.optimizer = _eight_bit_adam()(trainable)
+        else:
+            # foreach: the multi-tensor AdamW torch picks on CUDA, which copies as it updates.
+            self.optimizer = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
+        for p in trainable:
+            p.grad = torch.zeros_like(p)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def peak(self, size: int) -> dict[str, dict[str, int]]:
+        """The peak of live tensors in each phase of one step at ``size``: weights, gradients, optimizer
+        state, activations and KV cache, and the total.
+
+        Training has two phases, forward + backward and the optimizer update, traced apart: each
+        grows by its own amount per layer, and which one is higher can change with depth.
+        """
+        import torch
+
+        batch, seq_len = (self.setup.batch, size) if not self.setup.trains else (size, self.setup.seq_len)
+        with self.mode:
+            inputs = self.language_model.inputs(self.model, batch, seq_len, self.vocab, self.setup.trains)
+        if not self.setup.trains:
+            with self._tracking(inputs) as tracker, torch.no_grad():
+                output = self.language_model.prefill(self.model, inputs)
+            return {"prefill": _by_kind(tracker, _cache_bytes(output))}
+        with self._tracking(inputs) as forward_backward:
+            with torch.autocast("cpu", dtype=torch_dtype(self.setup.dtype), enabled=self._autocast):
+                loss = self.language_model.loss(self.model, inputs)
+            loss.backward()
+        del loss
+        with self._tracking(inputs) as update:
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+        return {"forward_backward": _by_kind(forward_backward), "optimizer_step": _by_kind(update)}
+
+    @contextmanager
+    def _tracking(self, inputs: dict[str, Any]) -> Iterator[Any]:
+        tracker = _tracker_class()()
+        with self.mode, warnings.catch_warnings():
+            # ModTracker's note when a backward hook fires for a module it has already let go of.
+            warnings.filterwarnings("ignore", message="Module is None", category=UserWarning)
+            tracker.track_external(self.model, *([self.optimizer] if self.optimizer else []), *inputs.values())
+            with tracker:
+                yield tracker
+
+    @property
+    def _autocast(self) -> bool:
+        # Mixed precision (fp32 weights) and adapters (Trainer's bf16=True/fp16=True) train under
+        # autocast; pure fp16/bf16 full fine-tuning, like torchtune and litgpt's "bf16-true", doesn't.
+        pure = self.setup.mode == "train" and self.setup.weights in ("fp16", "bf16")
+        return self.setup.dtype != "fp32" and not pure
+
+
+def _by_kind(tracker: Any, kv_bytes: int = 0) -> dict[str, int]:
+    import torch
+
+    snapshot = next(s for d, s in tracker.get_tracker_snapshot("peak").items() if isinstance(d, torch.device))
+    kinds = {str(getattr(k, "value", k)): int(v) for k, v in snapshot.items()}
+    return {
+        "weights": kinds["Parameter"] + kinds["Buffer"],
+        "gradients": kinds["Gradient"],
+        "optimizer_state": kinds["Optstate"],
+        "activations": kinds["Activation"] + kinds["Temp"] + kinds["Other"] - kv_bytes,
+        "kv_cache": kv_bytes,
+        "total": kinds["Total"],
+    }
+
+
+class _NoHook:
+    def remove(self) -> None:
+        pass
+
+
+@cache
+def _tracker_class() -> type:
+    from benchlib.predict.memory import peak_only_tracker
+
+    class FrozenAwareTracker(peak_only_tracker()):
+        """The peak-only MemTracker, which can also trace frozen parameters (LoRA's base).
+
+        MemTracker hooks every parameter to see its gradient arrive, and torch refuses a hook
+        on a tensor that needs no gradient; frozen ones get a no-op handle instead.
+        """
+
+        def _track_module_params_and_buffers(self, module: Any, install_grad_hooks: bool = True) -> tuple[int, int]:
+            for param in module.parameters():
+                if not param.requires_grad:
+                    self._param_to_grad_hook_handles.setdefault(param, (_NoHook(), _NoHook()))
+            return super()._track_module_params_and_buffers(module, install_grad_hooks)
+
+    return FrozenAwareTracker
+
+
+def to_fake(model: Any, mode: Any) -> None:
+    """Give a meta-device model fake storage, keeping shared (tied) parameters shared."""
+    owners: dict[int, list[tuple[Any, str]]] = {}
+    for module in model.modules():
+        for name, param in module._parameters.items():
+            if param is not None:
+                owners.setdefault(id(param), []).append((module, name))
+    with mode:
+        model.to_empty(device="cpu")
+    for places in owners.values():
+        first_module, first_name = places[0]
+        for module, name in places[1:]:
+            module._parameters[name] = first_module._parameters[first_name]
+
+
+def _cache_bytes(output: Any) -> int:
+    """Bytes of the KV cache a prefill returns (transformers' Cache: one key and value per layer)."""
+    cache = getattr(output, "past_key_values", None)
+    if cache is None:
+        return 0
+    return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values) if t is not None)
+
+
+# ----------------------------------------------------------------------------- prediction
+
+
+@dataclass
+class LLMPrediction:
+    """What `benchlib fit` answers for a language model, with everything needed to judge it."""
+
+    model: str
+    setup: Setup
+    device: DeviceMemory
+    breakdown: dict[str, int]
+    tensor_peak_bytes: int
+    peak_bytes: int
+    fits: bool
+    searched: str
+    largest: int
+    limit: int
+    method: str
+    seconds: float
+    versions: dict[str, str]
+    traces: dict[int, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["device"]["tensor_budget"] = self.device.tensor_budget
+        out["breakdown"] = {**self.breakdown, "cuda_context": self.device.context_bytes,
+                            "allocator": self.peak_bytes - self.tensor_peak_bytes - self.device.context_bytes}
+        out[f"largest_{self.searched}"] = out.pop("largest")
+        return out
+
+
+def quiet_bitsandbytes() -> None:
+    """peft imports bitsandbytes where it is installed, and on a CPU without its optional kernel
+    package bitsandbytes warns about speed; traces use no bitsandbytes kernel, so it doesn't matter."""
+    import logging
+
+    logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+
+
+def versions() -> dict[str, str]:
+    """The versions a prediction depends on; read from package metadata, as importing peft takes
+    ten seconds that inference and full fine-tuning predictions don't need."""
+    from importlib.metadata import version
+
+    import torch
+
+    return {"torch": str(torch.__version__), "transformers": version("transformers"), "peft": version("peft"),
+            "benchlib": benchlib.__version__}
+
+
+@cache
+def code_digest() -> str:
+    """A hash of the code that traces: a cached trace from other code is traced again."""
+    from benchlib.catalog import language_models as llm_models
+    from benchlib.predict import quantized
+
+    digest = hashlib.sha256()
+    for module in (__file__, llm_models.__file__, quantized.__file__):
+        digest.update(Path(module).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class LLMPredictor:
+    """Predictions for one model and setup over any device; traces shared and cached on disk.
+
+    A trace is keyed by everything that changes it: the config, the setup (less the size being
+    searched), the depth and the versions of torch, transformers, peft and benchlib.
+    """
+
+    def __init__(self, model: LanguageModel, setup: Setup, cache_dir: Path | None = None) -> None:
+        self.model, self.setup = model, setup
+        self.depths = model.trace_depths(DEPTHS)
+        self.versions = versions()
+        searched = {"batch": setup.batch} if not setup.trains else {"seq_len": setup.seq_len}
+        key_setup = {k: v for k, v in asdict(setup).items() if k not in ("batch", "seq_len")} | searched
+        self.key = {"model": model.fingerprint(), "setup": key_setup, "depths": list(self.depths),
+                    "versions": self.versions, "code": code_digest(), "cache": CACHE_VERSION}
+        digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:16]
+        self.cache = cache_dir / f"{model.name.replace('/', '_')}_{setup.mode}_{digest}.json" if cache_dir else None
+        self.traces: dict[int, dict[str, int]] = read_traces(self.cache) if self.cache else {}
+        self._tracers: dict[int | None, StepTracer] = {}
+
+    @property
+    def searched(self) -> str:
+        return "batch" if self.setup.trains else "context"
+
+    def limit(self) -> int:
+        return self.model.max_positions() if not self.setup.trains else 1 << 16
+
+    def _trace(self, depth: int | None, size: int) -> dict[str, dict[str, int]]:
+        if depth not in self._tracers:
+            self._tracers[depth] = StepTracer(self.model, self.setup, depth)
+        return self._tracers[depth].peak(size)
+
+    def breakdown(self, size: int) -> dict[str, int]:
+        """Peak memory by kind at ``size`` (context or batch), extrapolated to the model's depth.
+
+        Each phase of the step is extrapolated on its own; the peak is the higher phase.
+        """
+        if size not in self.traces:
+            if len(self.depths) == 1:
+                phases = self._trace(self.depths[0], size)
+            else:
+                low, high = self.depths
+                a, b = self._trace(low, size), self._trace(high, size)
+                layers = self.model.depth or high
+                phases = {phase: {k: a[phase][k] + (layers - low) * (b[phase][k] - a[phase][k]) // (high - low)
+                                  for k in a[phase]} for phase in a}
+            self.traces[size] = max(phases.values(), key=lambda kinds: kinds["total"])
+            if self.cache:
+                write_traces(self.cache, self.key, self.traces)
+        return self.traces[size]
+
+    def peak(self, size: int) -> int:
+        return self.breakdown(size)["total"]
+
+    def method(self) -> str:
+        if len(self.depths) == 1:
+            return f"one step traced at full depth ({self.model.depth} layers) with FakeTensorMode + MemTracker"
+        low, high = self.depths
+        return (f"one step traced at {low} and {high} layers with FakeTensorMode + MemTracker, "
+                f"extrapolated per layer to {self.model.depth}")
+
+    def predict(self, device: DeviceMemory, *, verify: bool = True) -> LLMPrediction:
+        started = time.perf_counter()
+        size = self.setup.seq_len if not self.setup.trains else self.setup.batch
+        if self.setup.seq_len > self.model.max_positions():
+            raise ValueError(f"--seq-len {self.setup.seq_len}: {self.model.title} reads at most "
+                             f"{self.model.max_positions()} tokens")
+        at = dict(self.breakdown(size))
+        largest = solve_max_batch(self.peak, device.tensor_budget, {s: b["total"] for s, b in self.traces.items()},
+                                  limit=self.limit(), verify=verify)
+        tensor_peak = at.pop("total")
+        return LLMPrediction(
+            model=self.model.name, setup=self.setup, device=device, breakdown=at, tensor_peak_bytes=tensor_peak,
+            peak_bytes=device.on_device(tensor_peak), fits=tensor_peak <= device.tensor_budget, searched=self.searched,
+            largest=largest, limit=self.limit(), method=self.method(), seconds=time.perf_counter() - started, versions=self.versions,
+            traces={s: b["total"] for s, b in sorted(self.traces.items())},
+        )
+
+
+def predict_llm(model: LanguageModel, setup: Setup, device: DeviceMemory, *, cache_dir: Path | None = None,
+                verify: bool = True) -> LLMPrediction:
+    """Predict the peak memory of ``model`` run as ``setup`` on ``device``, and the largest batch or context."""
+    return LLMPredictor(model, setup, cache_dir).predict(device, verify=verify)

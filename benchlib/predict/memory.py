@@ -1,0 +1,396 @@
+"""Predicted training memory: will a model fit on a GPU, and at which batch size?
+
+The training step runs under ``FakeTensorMode`` (tensors have shapes and dtypes but no storage)
+inside torch's ``MemTracker``, which adds up every live tensor and keeps the peak: parameters,
+gradients, optimizer state, activations and temporaries. Nothing is allocated and no GPU is
+needed, so a ResNet-50 step is traced in a few seconds on a laptop CPU.
+
+The trace runs with CPU kernels (autograd cannot run fake CUDA tensors without a GPU); on the GPU
+the same step keeps the same activations, so the tensor peak carries over, and the CUDA context
+and the caching allocator's overhead are added as stated allowances (below).
+
+Peak memory is a maximum over the step of sums of tensors, each of which is either fixed or
+proportional to the batch: a convex, piecewise-linear function of the batch size. So two traces
+give a line whose crossing with the budget bounds the answer, and one more trace verifies it
+(:func:`solve_max_batch`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from difflib import get_close_matches
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import benchlib
+from benchlib.models.trainable import get_model
+from benchlib.models.step import DTYPES, OPTIMIZERS, TrainingStep, check_choice
+from benchlib.core.units import GIB, MIB
+
+if TYPE_CHECKING:
+    from benchlib.catalog.gpus import AcceleratorSpec
+
+# Memory the CUDA driver takes for the context (kernels, driver state) outside PyTorch's
+# allocator: "around 400MB if CUDA >= 11.7 is used and lazy module loading enabled (default in
+# PyTorch)", ptrblck (NVIDIA) in https://github.com/pytorch/pytorch/issues/109888 (2023-09-23).
+CUDA_CONTEXT_BYTES = 400 * MIB
+CUDA_CONTEXT_SOURCE = "https://github.com/pytorch/pytorch/issues/109888"
+# The caching allocator reserves more than the tensors it hands out (block rounding, cuDNN and
+# cuBLAS workspaces, fragmentation). 10 % is our assumption, not yet checked against a GPU run.
+ALLOCATOR_OVERHEAD = 0.10
+# Usable memory where the specs give none: the T4 shows 15 of its 16 GB (ECC on GDDR6 keeps
+# 1/16; specs: usable_memory_gb). We apply the same fraction to every GPU: cautious for HBM
+# cards, whose ECC takes no capacity. GPU memory is sold in binary units (a "16 GB" T4 holds
+# 16 GiB; nvidia-smi shows 15360 MiB usable), so a label's GB count is read as GiB.
+USABLE_FRACTION = 15 / 16
+
+# The batch sizes the first two traces use; any pair works, these keep the line close to
+# the answers that matter (a few samples to a few thousand).
+FIRST_BATCHES = (4, 16)
+BATCH_LIMIT = 1 << 20
+CACHE_VERSION = 1
+
+
+class UnknownGPU(KeyError):
+    """A GPU name the specs don't know; the message suggests near matches."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class DeviceMemory:
+    """How much memory a training step may use on a device, and where the figure comes from."""
+
+    name: str
+    usable_bytes: int
+    basis: str
+    status: str
+    context_bytes: int = 0
+    overhead: float = 0.0
+    total_bytes: int | None = None
+    source: str | None = None
+    as_of: str | None = None
+
+    @property
+    def tensor_budget(self) -> int:
+        """Bytes of tensors that fit once the context and the allocator's overhead are set aside."""
+        return max(0, int((self.usable_bytes - self.context_bytes) / (1 + self.overhead)))
+
+    def on_device(self, tensor_bytes: int) -> int:
+        """The device memory a tensor peak needs, allowances included."""
+        return int(tensor_bytes * (1 + self.overhead)) + self.context_bytes
+
+
+def memory_limit(limit_bytes: int) -> DeviceMemory:
+    """A plain byte budget with no allowances: the CPU case, checked against `benchlib max-batch`."""
+    if limit_bytes <= 0:
+        raise ValueError(f"a memory limit must be positive, got {limit_bytes} bytes")
+    return DeviceMemory(name="memory limit", usable_bytes=limit_bytes, basis="--memory-limit", status="given")
+
+
+def searched_device(device: str, device_name: str | None, memory_limit_bytes: int | None) -> tuple[DeviceMemory, bool | None] | None:
+    """What `benchlib fit` predicts for a `benchlib max-batch` search run on ``device``: the memory
+    it had, and the optimizer implementation it ran (``foreach``; None is torch's default for the
+    device). None for an uncapped device that isn't a GPU the specs know."""
+    if memory_limit_bytes:
+        return memory_limit(memory_limit_bytes), None if device == "cpu" else True
+    if device == "cuda" and isinstance(device_name, str):  # a results frame's missing name is NaN
+        try:
+            return gpu_memory(device_name), True
+        except UnknownGPU:
+            return None
+    return None
+
+
+def _gpu_names() -> list[str]:
+    from benchlib.catalog.gpus import load_accelerators
+
+    return [label for a in load_accelerators() if a.kind == "gpu" for label in (a.name, *a.aliases)]
+
+
+def gpu_spec(name: str, only_gpus: str) -> AcceleratorSpec:
+    """The GPU called ``name`` (specs' name or an alias NVML reports); UnknownGPU suggests near
+    matches, and for a TPU says ``only_gpus`` (what the command does instead)."""
+    from benchlib.catalog.gpus import find_accelerator
+
+    spec = find_accelerator(name)
+    if spec is None or spec.kind != "gpu":
+        if spec is not None:
+            raise UnknownGPU(f"{spec.name} is a {spec.kind.upper()}, not a GPU; {only_gpus}")
+        close = get_close_matches(name, _gpu_names(), n=3, cutoff=0.5)
+        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+        raise UnknownGPU(f"unknown GPU {name!r}{hint}; the GPUs benchlib knows are in benchlib/data/gpus.yaml")
+    return spec
+
+
+def gpu_memory(name: str) -> DeviceMemory:
+    """The usable memory of the GPU called ``name`` (specs' name or an alias NVML reports)."""
+    spec = gpu_spec(name, "`fit` predicts CUDA memory only")
+    if spec.memory_gb is None:
+        raise UnknownGPU(f"the specs give no memory size for {spec.name}")
+    per_device = spec.devices_per_unit.value if spec.devices_per_unit else 1
+    total = int(spec.memory_gb.value / per_device * GIB)
+    fact = spec.usable_memory_gb
+    if fact is not None:
+        usable, basis, status, source, as_of = int(fact.value / per_device * GIB), "specs: usable memory", fact.status, fact.source, fact.as_of
+    else:
+        usable = int(total * USABLE_FRACTION)
+        label = f"{spec.memory_gb.value / per_device:g} GB"
+        basis = f"rule: {Fraction(USABLE_FRACTION).limit_denominator(64)} of the {label} label"
+        status, source, as_of = "estimated", spec.memory_gb.source, spec.memory_gb.as_of
+    return DeviceMemory(
+        name=spec.name, usable_bytes=usable, basis=basis, status=status, context_bytes=CUDA_CONTEXT_BYTES,
+        overhead=ALLOCATOR_OVERHEAD, total_bytes=total, source=source, as_of=as_of,
+    )
+
+
+# ----------------------------------------------------------------------------- tracing
+
+
+def peak_only_tracker() -> type:
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    class PeakOnlyTracker(MemTracker):
+        """MemTracker without its per-module peak snapshots, which we don't use.
+
+        Keeping them walks every module after every operator: half the time of a ResNet-50
+        trace. The device-wide peak is kept exactly as MemTracker keeps it (a test compares).
+        """
+
+        def _update_peak_stats(self, peak_state: Any) -> None:
+            for dev, snap in self._curr_mem_snap.items():
+                if self._peak_mem.get(dev, 0) < snap["Total"]:
+                    self._peak_mem[dev] = snap["Total"]
+                    self._peak_mem_snap[dev] = dict(snap)
+
+    return PeakOnlyTracker
+
+
+class PeakTracer:
+    """Traces training steps of one model under FakeTensorMode; ``peak(batch)`` is the tensor peak.
+
+    The model and its optimizer state are built once; each call swaps in a new batch and
+    traces one steady-state step. ``foreach=True`` mirrors the optimizer torch picks on CUDA.
+    """
+
+    def __init__(self, model: str, *, dtype: str = "fp32", optimizer: str = "adam", size: str = "full",
+                 foreach: bool | None = True, input_shape: tuple[int, ...] | None = None) -> None:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        spec = get_model(model)
+        check_choice("dtype", dtype, DTYPES)
+        check_choice("optimizer", optimizer, OPTIMIZERS)
+        # Real tensors may meet fake ones only where the step creates constants (masks, ranges).
+        self.mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self.step = TrainingStep(spec, 1, size=size, dtype=dtype, optimizer=optimizer, foreach=foreach,
+                                 fake_mode=self.mode, input_shape=input_shape)
+        self.step.prime()
+        self.traces = 0
+
+    def peak(self, batch: int, tracker_class: type | None = None) -> int:
+        """Tensor peak of one step at ``batch``; ``tracker_class`` defaults to the peak-only tracker."""
+        import torch
+
+        self.step.set_batch(batch)
+        tracker = (tracker_class or peak_only_tracker())()
+        s = self.step
+        with self.mode:
+            tracker.track_external(s.model, s.optimizer, s.inputs, s.targets)
+            with tracker:
+                s.run()
+        self.traces += 1
+        peaks = tracker.get_tracker_snapshot("peak")
+        return int(sum(snap["Total"] for dev, snap in peaks.items() if isinstance(dev, torch.device)))
+
+
+# ----------------------------------------------------------------------------- solving
+
+
+def solve_max_batch(peak: Callable[[int], int], budget: int, known: dict[int, int] | None = None, *,
+                    first: tuple[int, ...] = FIRST_BATCHES, limit: int = BATCH_LIMIT, verify: bool = True) -> int:
+    """The largest batch in ``[0, limit]`` whose ``peak`` is within ``budget`` (0: not even one).
+
+    Assumes ``peak`` is non-decreasing and convex in the batch (a maximum of lines). Then the
+    line through two known points lies below ``peak`` outside them, which bounds the answer
+    from above, and the chord between a fitting and a failing point lies above ``peak``, which
+    bounds it from below. With ``verify`` the answer returned has been traced itself; without,
+    an answer pinned by both bounds is returned untraced (many budgets, as on the buying guide,
+    then share a few traces). ``known`` (batch -> peak) is read and extended.
+    """
+    known = {} if known is None else known
+
+    def f(batch: int) -> int:
+        if batch not in known:
+            known[batch] = peak(batch)
+        return known[batch]
+
+    for batch in first:
+        f(min(batch, limit))
+    while True:
+        lo = max((b for b, v in known.items() if v <= budget), default=0)
+        hi = min((b for b, v in known.items() if v > budget and b > lo), default=None)
+        if lo == limit or hi == lo + 1:
+            return lo
+        if lo == 0:
+            if 1 in known:
+                return 0
+            f(1)
+            continue
+        upper = hi - 1 if hi is not None else limit
+        below = [b for b in known if b < lo]
+        slope = (known[lo] - known[max(below)]) / (lo - max(below)) if below else 0.0
+        if slope > 0:
+            upper = min(upper, lo + math.floor((budget - known[lo]) / slope))
+        elif hi is None:
+            upper = min(upper, 2 * lo)  # no slope yet: grow exponentially
+        above = [b for b in known if hi is not None and b > hi]
+        if above:
+            # The line through hi and the next traced batch lies below the peak to their left too.
+            right = (known[min(above)] - known[hi]) / (min(above) - hi)
+            if right > 0:
+                upper = min(upper, math.floor(hi - (known[hi] - budget) / right))
+        if upper <= lo:
+            return lo
+        chord = lo + math.floor((budget - known[lo]) * (hi - lo) / (known[hi] - known[lo])) if hi is not None else lo
+        if not verify and chord >= upper:
+            return upper
+        if hi is None or (upper < hi - 1 and upper not in known):
+            f(upper)
+        else:
+            f(chord if lo < chord < hi else (lo + hi) // 2)
+
+
+# ----------------------------------------------------------------------------- prediction
+
+
+@dataclass
+class Prediction:
+    """What `benchlib fit` answers, with everything needed to judge it."""
+
+    model: str
+    input_shape: tuple[int, ...]
+    device: DeviceMemory
+    dtype: str
+    optimizer: str
+    max_batch: int
+    tensor_peak_at_max: int | None
+    batch: int | None = None
+    tensor_peak_at_batch: int | None = None
+    traces: dict[int, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    torch_version: str = ""
+    benchlib_version: str = benchlib.__version__
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.batch is None else self.batch <= self.max_batch
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["device"]["tensor_budget"] = self.device.tensor_budget
+        out["fits"] = self.fits
+        return out
+
+
+def read_traces(path: Path) -> dict[int, Any]:
+    """Cached traces by size (a batch or a context length); {} if missing or damaged."""
+    try:
+        return {int(b): v for b, v in json.loads(path.read_text(encoding="utf-8"))["traces"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}  # a missing or damaged cache entry is traced again
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON atomically: an interrupted write or a full disk leaves the old file whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, ensure_ascii=False)
+            fh.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_traces(path: Path, key: dict[str, Any], traces: dict[int, Any]) -> None:
+    """Write ``traces`` with the ``key`` they were traced under, atomically."""
+    write_json(path, {"key": key, "traces": {str(b): v for b, v in sorted(traces.items())}})
+
+
+class Predictor:
+    """Predictions for one model, input, dtype and optimizer, over any number of devices.
+
+    Traces are shared across devices and, with ``cache_dir``, across runs: a cache entry is
+    keyed by everything that changes a trace, the torch and benchlib versions included.
+    """
+
+    def __init__(self, model: str, *, dtype: str = "fp32", optimizer: str = "adam", size: str = "full",
+                 foreach: bool | None = True, input_shape: tuple[int, ...] | None = None,
+                 cache_dir: Path | None = None) -> None:
+        import torch
+
+        spec = get_model(model)
+        check_choice("dtype", dtype, DTYPES)
+        check_choice("optimizer", optimizer, OPTIMIZERS)
+        self.input_shape = spec.dims(size, input_shape).input_shape
+        self.model, self.dtype, self.optimizer, self.size, self.foreach = model, dtype, optimizer, size, foreach
+        self.torch_version = str(torch.__version__)
+        self.key = {
+            "model": model, "size": size, "input_shape": list(self.input_shape), "dtype": dtype, "optimizer": optimizer,
+            "foreach": foreach, "torch": self.torch_version, "benchlib": benchlib.__version__, "cache": CACHE_VERSION,
+        }
+        self.cache = cache_dir / f"{_key_name(self.key)}.json" if cache_dir else None
+        self.traces: dict[int, int] = {b: int(v) for b, v in read_traces(self.cache).items()} if self.cache else {}
+        self._tracer: PeakTracer | None = None
+
+    def peak(self, batch: int) -> int:
+        """The tensor peak of a training step at ``batch``, traced once."""
+        if batch not in self.traces:
+            if self._tracer is None:
+                self._tracer = PeakTracer(self.model, dtype=self.dtype, optimizer=self.optimizer, size=self.size,
+                                          foreach=self.foreach, input_shape=self.input_shape)
+            self.traces[batch] = self._tracer.peak(batch)
+            if self.cache:
+                write_traces(self.cache, self.key, self.traces)
+        return self.traces[batch]
+
+    def predict(self, device: DeviceMemory, batch: int | None = None, *, verify: bool = True) -> Prediction:
+        """The largest batch for ``device`` (see :func:`solve_max_batch` for ``verify``)."""
+        started = time.perf_counter()
+        if batch is not None and batch < 1:
+            raise ValueError(f"--batch must be at least 1, got {batch}")
+        best = solve_max_batch(self.peak, device.tensor_budget, self.traces, verify=verify)
+        at_batch = self.peak(batch) if batch is not None else None
+        return Prediction(
+            model=self.model, input_shape=self.input_shape, device=device, dtype=self.dtype, optimizer=self.optimizer,
+            max_batch=best, tensor_peak_at_max=self.traces.get(best) if best else None, batch=batch, tensor_peak_at_batch=at_batch,
+            traces=dict(sorted(self.traces.items())), seconds=time.perf_counter() - started,
+            torch_version=self.torch_version,
+        )
+
+
+def _key_name(key: dict[str, Any]) -> str:
+    readable = "_".join(str(key[k]) for k in ("model", "size", "dtype", "optimizer"))
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+    return f"{readable}_{digest}"
+
+
+def predict(model: str, device: DeviceMemory, *, batch: int | None = None, dtype: str = "fp32",
+            optimizer: str = "adam", size: str = "full", foreach: bool | None = True,
+            input_shape: tuple[int, ...] | None = None, cache_dir: Path | None = None) -> Prediction:
+    """Predict the largest batch of ``model`` that trains within ``device``'s memory."""
+    predictor = Predictor(model, dtype=dtype, optimizer=optimizer, size=size, foreach=foreach,
+                          input_shape=input_shape, cache_dir=cache_dir)
+    return predictor.predict(device, batch)

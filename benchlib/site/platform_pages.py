@@ -1,0 +1,354 @@
+"""Build-time blocks for the platform and guide pages: tables and fact lists from the data files.
+
+Pages call these from markdown-exec blocks (``print(tier_table("colab"))``), so no platform
+number is typed into Markdown. Every fact shows its source and date; facts that are
+unverified, conflicting or older than twelve months carry a visible badge. The blocks gather
+values; the templates in ``templates/`` draw them, escaping every string from a data file.
+Reported figures come from the site's one load of the results (`benchlib.site.data`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Literal
+
+import pandas as pd
+
+from benchlib.core.freshness import STALE_AFTER_MONTHS, build_date, is_stale, months_before, stale_text
+from benchlib.catalog.platforms import FIELD_LABELS, TIER_FIELDS, Fact, Platform, PlatformsData, Sourced, Tier, load_platforms
+from benchlib.results.load import params_of
+from benchlib.site.data import REPORTED, _plain, results_file, site_data
+from benchlib.site.render import page_link, render, value_text
+
+FlagKind = Literal["unverified", "conflict", "stale", "failed"]
+
+
+@dataclass(frozen=True)
+class Flag:
+    kind: FlagKind
+    text: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a fact or figure comes from, as a page cites it: link, date, badges, note."""
+
+    url: str
+    as_of: str
+    flags: tuple[Flag, ...] = ()
+    note: str | None = None
+    see_also: tuple[str, ...] = ()
+    context: str | None = None
+
+
+@dataclass(frozen=True)
+class ShownFact:
+    value: str
+    source: Source
+
+
+def age_flags(as_of: date | str, today: date | None = None) -> list[Flag]:
+    """The stale flag when the fact is older than the staleness rule allows (`benchlib.core.freshness`)."""
+    return [Flag("stale", stale_text(as_of))] if is_stale(as_of, today) else []
+
+
+def fact_flags(fact: Sourced, today: date | None = None) -> list[Flag]:
+    """The warnings a reader should see next to a fact."""
+    flags: list[Flag] = []
+    if fact.status == "unverified":
+        flags.append(Flag("unverified", "unverified"))
+    elif fact.status == "conflict":
+        flags.append(Flag("conflict", "conflicting sources"))
+    return flags + age_flags(fact.as_of, today)
+
+
+def _source(fact: Sourced, today: date | None) -> Source:
+    return Source(str(fact.source), fact.as_of.isoformat(), tuple(fact_flags(fact, today)), fact.note,
+                  tuple(str(url) for url in fact.see_also))
+
+
+def _shown(fact: Fact, today: date | None) -> ShownFact:
+    return ShownFact(fact.value, _source(fact, today))
+
+
+def _data(data: PlatformsData | None) -> PlatformsData:
+    return data if data is not None else load_platforms()
+
+
+# --- Pieces the buying guide's blocks (`benchlib.site.buying_guide`) put into their own HTML -------------
+
+
+def badge(flag: Flag) -> str:
+    """One badge as HTML."""
+    return render("badges.html", flags=[flag])
+
+
+def stale_badge(as_of: date | str, today: date | None = None) -> str:
+    """The 'may be out of date' badge as HTML, or nothing for a fresh fact."""
+    return render("badges.html", flags=age_flags(as_of, today))
+
+
+def render_fact(fact: Fact, today: date | None = None) -> str:
+    """A fact's value with its source, date, badges and note under it."""
+    return render("fact.html", fact=_shown(fact, today))
+
+
+# --- Platform data blocks -------------------------------------------------------------------------
+
+
+def badge_legend(meanings: dict[FlagKind, str]) -> str:
+    """Each badge as the pages draw it, followed by what it means (the page's words).
+
+    A meaning may say ``{months}``: the staleness rule's months. The stale sample is dated just
+    past that rule, so it is one the site would really mark.
+    """
+    samples = {
+        "unverified": Flag("unverified", "unverified"),
+        "conflict": Flag("conflict", "conflicting sources"),
+        "stale": Flag("stale", stale_text(months_before(build_date(), STALE_AFTER_MONTHS + 1))),
+    }
+    items = [
+        {"flag": samples[kind], "meaning": text.format(months=STALE_AFTER_MONTHS)} for kind, text in meanings.items()
+    ]
+    return render("badge_legend.html", items=items)
+
+
+def tier_table(
+    platform_id: str,
+    tiers: list[str] | None = None,
+    fields: list[str] | None = None,
+    *,
+    today: date | None = None,
+    data: PlatformsData | None = None,
+) -> str:
+    """One row per field, one column per tier; equal facts in neighbouring tiers share a cell."""
+    platform = _data(data).platforms[platform_id]
+    columns = [platform.tiers[tier_id] for tier_id in tiers or list(platform.tiers)]
+    rows = []
+    for field in fields or list(TIER_FIELDS):
+        values = [tier.field(field) for tier in columns]
+        cells = []
+        i = 0
+        while i < len(values):
+            span = 1
+            while i + span < len(values) and values[i + span] == values[i]:
+                span += 1
+            cells.append({"span": span, "facts": [_shown(fact, today) for fact in values[i]]})
+            i += span
+        rows.append({"label": FIELD_LABELS[field], "cells": cells})
+    return render("tier_table.html", tiers=[tier.name for tier in columns], rows=rows)
+
+
+def fact_list(
+    items: list[tuple[str, str]],
+    *,
+    match: str | None = None,
+    today: date | None = None,
+    data: PlatformsData | None = None,
+) -> str:
+    """A bullet list of facts, each item a ('platform/tier', field) pair, for use inside prose."""
+    data = _data(data)
+    shown = []
+    for ref, field in items:
+        platform, tier = data.tier(ref)
+        facts = [_shown(fact, today) for fact in tier.field(field) if not match or match in fact.value]
+        if facts:
+            shown.append({"label": f"{platform.name} {tier.name}, {FIELD_LABELS[field].lower()}", "facts": facts})
+    if not shown:
+        raise ValueError(f"no facts matched {items!r} (match={match!r})")
+    return render("fact_list.html", items=shown)
+
+
+def history_list(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
+    """What a platform used to give, oldest first, each with its source and date."""
+    platform = _data(data).platforms[platform_id]
+    if not platform.history:
+        raise ValueError(f"platform {platform_id!r} has no history in the platforms data")
+    items = [{"label": None, "facts": [_shown(fact, today)]} for fact in platform.history]
+    return render("fact_list.html", items=items)
+
+
+def limits_table(
+    refs: list[str],
+    fields: tuple[str, ...] = ("max_session", "idle_timeout", "quotas"),
+    *,
+    today: date | None = None,
+    data: PlatformsData | None = None,
+) -> str:
+    """One row per tier ('platform/tier'), one column per field."""
+    data = _data(data)
+    rows = []
+    for ref in refs:
+        platform, tier = data.tier(ref)
+        cells = [[_shown(fact, today) for fact in tier.field(field)] for field in fields]
+        rows.append({"platform": platform.name, "tier": tier.name, "cells": cells})
+    return render("limits_table.html", fields=[FIELD_LABELS[field] for field in fields], rows=rows)
+
+
+def detection_table(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
+    """The signals benchlib's probe uses to recognise the platform."""
+    platform = _data(data).platforms[platform_id]
+    return render("detection_table.html", platform=platform.name, signals=platform.detection.signals,
+                  detection=_source(platform.detection, today))
+
+
+def decision_table(*, here: str = "platforms/index.md", today: date | None = None, data: PlatformsData | None = None) -> str:
+    """The 'Which one should I use?' table: one row per need, the first tier listed is the best bet.
+
+    ``here`` is the docs page showing the table, for the links to each platform's page.
+    """
+    data = _data(data)
+    rows = []
+    for need in data.needs:
+        platform, tier = data.tier(need.tiers[0])
+        facts = [_shown(f, today) for f in tier.field(need.field) if not need.match or need.match in f.value]
+        if not facts:
+            raise ValueError(f"need {need.need!r}: {need.tiers[0]} has no {need.field} fact matching {need.match!r}")
+        also = [_page(*data.tier(ref), here) for ref in need.tiers[1:]]
+        rows.append({"need": need.need, "best": _page(platform, tier, here), "facts": facts, "advice": need.advice,
+                     "also": also})
+    return render("decision_table.html", rows=rows)
+
+
+def _page(platform: Platform, tier: Tier, here: str) -> dict[str, str | None]:
+    """A tier's name and a link to its platform's page from the page ``here``."""
+    href = page_link(platform.page, here) if platform.page else None
+    return {"name": f"{platform.name} {tier.name}", "href": href}
+
+
+def sources(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
+    """Every source behind a platform's facts, newest first, with the fields it backs."""
+    platform = _data(data).platforms[platform_id]
+    backs: dict[str, set[str]] = {}
+    dates: dict[str, date] = {}
+    for tier in platform.tiers.values():
+        for field in TIER_FIELDS:
+            for fact in tier.field(field):
+                url = str(fact.source)
+                backs.setdefault(url, set()).add(FIELD_LABELS[field].lower())
+                dates[url] = max(dates.get(url, fact.as_of), fact.as_of)
+    listed = [
+        {"url": url, "as_of": dates[url].isoformat(), "flags": age_flags(dates[url], today),
+         "backs": sorted(backs[url])}
+        for url in sorted(backs, key=lambda u: dates[u], reverse=True)
+    ]
+    return render("sources_list.html", sources=listed)
+
+
+# --- Reported figures (the results frame's reported rows) ---------------------------------------
+
+
+def _reported_rows() -> pd.DataFrame:
+    frame = site_data().frame
+    return frame[frame["source"] == REPORTED].sort_values(["file", "record"], kind="stable")
+
+
+def _reported_text(value: float, unit: str) -> str:
+    """A reported value as its source gave it: whole numbers from 100 up, else three digits."""
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return text if unit == "score" else f"{text} {unit}"
+
+
+def _reported_source(row: dict[str, Any], today: date | None) -> Source:
+    url, as_of = row["source_url"], row["source_as_of"]
+    if not (isinstance(url, str) and url and isinstance(as_of, str) and as_of):
+        raise ValueError(f"reported results {row['run_id']!r} ({row['file']}) lack a source URL or date")
+    context = row["source_context"]
+    return Source(url, as_of, tuple(age_flags(as_of, today)), context=context if isinstance(context, str) else "")
+
+
+def reported_table(workload: str, *, runs: str = "", today: date | None = None) -> str:
+    """Published figures for one workload: where they ran, the setting, the value, the figures the
+    workload derives from it, numbered sources with dates, and each source's own account of the
+    setting in a collapsible note.
+
+    ``runs`` keeps only results files whose run id starts with it (one article's figures).
+    """
+    reported = _reported_rows()
+    mine = reported[(reported["workload"] == workload) & reported["run_id"].str.startswith(runs)]
+    records = mine[mine["derived"] == ""].to_dict("records")
+    if not records:
+        raise ValueError(f"no reported figures for workload {workload!r} (runs {runs!r}) in the reported results")
+    derived = mine[mine["derived"] != ""]
+    # One column per derived figure, its unit in the head; a cell's title says how it was derived.
+    derived_heads = dict(zip(derived["metric"], derived["unit"]))
+    derived_cells = {
+        (r["record"], r["metric"]): {"value": value_text(r["value"]), "how": r["derived"]}
+        for r in derived.to_dict("records")
+    }
+    params = [{k: _plain(v) for k, v in params_of(r).items()} for r in records]
+    # Parameters every row shares are said once, under the table; rows show only what differs.
+    shared = {k: v for k, v in params[0].items() if all(p.get(k) == v for p in params)}
+    cited: list[Source] = []
+    keys: list[tuple[str, str]] = []
+    rows = []
+    for record, record_params in zip(records, params):
+        key = (record["source_url"], record["source_as_of"])
+        if key not in keys:
+            keys.append(key)
+            cited.append(_reported_source(record, today))
+        value = record["value"]
+        rows.append({
+            "machine": record["machine_label"],
+            "ran_on": record["device_name"] if isinstance(record["device_name"], str) else record["device"],
+            "setting": ", ".join(f"{k}={v}" for k, v in record_params.items() if k not in shared),
+            "value": "" if pd.isna(value) else _reported_text(value, record["unit"]),
+            "status": record["status"],
+            "derived": [derived_cells.get((record["record"], metric)) for metric in derived_heads],
+            "note": record["message"] if isinstance(record["message"], str) else "",
+            "source": keys.index(key) + 1,
+        })
+    first = records[0]
+    better = "higher" if first["higher_is_better"] else "lower"
+    return render(
+        "reported_table.html",
+        rows=rows,
+        value_title=f"{first['metric']} ({better} is better)",
+        derived_titles=[f"{metric[:1].upper()}{metric[1:]} ({unit})" for metric, unit in derived_heads.items()],
+        show_setting=any(row["setting"] for row in rows),
+        show_note=any(row["note"] for row in rows),
+        numbered=len(cited) > 1,
+        shared=", ".join(f"{k}={v}" for k, v in shared.items()),
+        sources=cited,
+    )
+
+
+def memory_units(run_id: str, *, today: date | None = None) -> str:
+    """A reported GPU memory size, spelled out in GiB and GB, to show why tools disagree."""
+    reported = _reported_rows()
+    found = reported[reported["run_id"] == run_id]
+    if not found.empty:
+        results = results_file(found["file"].iloc[0])
+        gpus = results.machine.accelerators.nvidia if results.machine.accelerators else []
+        sized = [gpu for gpu in gpus if gpu.memory_total_bytes]
+        if sized:
+            n = sized[0].memory_total_bytes or 0
+            return render(
+                "memory_units.html", machine=results.machine.label, gpu=sized[0].name,
+                gib=f"{n / 2**30:.2f}", mib=f"{n / 2**20:,.0f}", gb=f"{n / 1e9:.2f}",
+                source=_reported_source(found.iloc[0].to_dict(), today),
+            )
+    raise ValueError(f"no reported GPU memory size in {run_id!r} among the reported results")
+
+
+# --- Other data the guide pages show -------------------------------------------------------------
+
+
+def bf16_table(names: list[str]) -> str:
+    """Which accelerators compute bfloat16 in hardware, from the accelerator specs file."""
+    from benchlib.catalog.gpus import find_accelerator
+
+    rows = []
+    for name in names:
+        spec = find_accelerator(name)
+        if spec is None:
+            raise KeyError(f"accelerator {name!r} is not in benchlib/data/gpus.yaml")
+        fact = spec.bf16_supported
+        if fact is None:
+            raise ValueError(f"accelerator {name!r} has no bf16_supported entry in benchlib/data/gpus.yaml")
+        # A hardware specification does not age, so it carries no stale mark.
+        flags = (Flag("unverified", "unverified"),) if fact.status == "unverified" else ()
+        rows.append({"name": spec.name, "bf16": bool(fact.value),
+                     "source": Source(str(fact.source), str(fact.as_of), flags, fact.note)})
+    return render("bf16_table.html", rows=rows)
