@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def load_results(paths: Any) -> "pd.DataFrame":
+def load_results(paths: Any) -> pd.DataFrame:
     """Load results files (or folders of them) into a tidy DataFrame, one row per measurement."""
     from benchlib.results.load import load_results as _load
 

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from benchlib.measure import campaign as plan
-from benchlib.measure.max_batch import TrialRequest, search_from_guess, search_max_batch, trial_runner
 from benchlib.measure.isolation import prestart
+from benchlib.measure.max_batch import TrialRequest, search_from_guess, search_max_batch, trial_runner
 from benchlib.probe import probe_machine
 
 TARGET_S = {"tiny": 180.0, "gpu": 540.0}
@@ -52,15 +52,28 @@ def campaign_times(tiny: bool, device: str) -> None:
     for title, seconds in times:
         print(f"   {title:<28} {seconds:7.1f} s")
     verdict = "meets" if total <= TARGET_S[kind] else "MISSES"
-    print(f"   {'total':<28} {total:7.1f} s  ({total / TARGET_S[kind]:.0%} of the {TARGET_S[kind]:.0f} s target: {verdict} it)")
+    print(
+        f"   {'total':<28} {total:7.1f} s  ({total / TARGET_S[kind]:.0%} of the {TARGET_S[kind]:.0f} s target: {verdict} it)"
+    )
 
 
 def guess_against_doubling(device: str) -> None:
     print("2. largest-batch search: from fit's guess against doubling from 1 (same request, same run)")
-    requests = [TrialRequest(model=m, batch=1, size="small", dtype=d, device=device, memory_limit=plan.TINY_MEMORY_LIMIT)
-                for m in plan.TINY_FIT_MODELS for d in plan.FIT_DTYPES]
-    requests.append(TrialRequest(model=plan.TINY_LANGUAGE_MODEL, batch=1, dtype="fp32", device=device,
-                                 memory_limit=plan.TINY_MEMORY_LIMIT, seq_len=plan.TINY_SEQ_LEN))
+    requests = [
+        TrialRequest(model=m, batch=1, size="small", dtype=d, device=device, memory_limit=plan.TINY_MEMORY_LIMIT)
+        for m in plan.TINY_FIT_MODELS
+        for d in plan.FIT_DTYPES
+    ]
+    requests.append(
+        TrialRequest(
+            model=plan.TINY_LANGUAGE_MODEL,
+            batch=1,
+            dtype="fp32",
+            device=device,
+            memory_limit=plan.TINY_MEMORY_LIMIT,
+            seq_len=plan.TINY_SEQ_LEN,
+        )
+    )
     print(f"   {'search':<22} {'guess':>5} {'answer':>6} {'trials':>11} {'seconds':>15}")
     for request in requests:
         guess = plan.fit_guess(request, None)
@@ -71,8 +84,10 @@ def guess_against_doubling(device: str) -> None:
         t2 = time.perf_counter()
         agree = "" if seeded.max_batch == doubling.max_batch else f"  (doubling found {doubling.max_batch})"
         name = f"{request.model.rpartition(':')[2]} {request.dtype}"
-        print(f"   {name:<22} {guess or '-':>5} {seeded.max_batch:>6} {len(seeded.trials):>4} vs {len(doubling.trials):>3}"
-              f" {t1 - t0:6.1f} vs {t2 - t1:5.1f} s  ({(t1 - t0) / (t2 - t1):.0%} of the time){agree}")
+        print(
+            f"   {name:<22} {guess or '-':>5} {seeded.max_batch:>6} {len(seeded.trials):>4} vs {len(doubling.trials):>3}"
+            f" {t1 - t0:6.1f} vs {t2 - t1:5.1f} s  ({(t1 - t0) / (t2 - t1):.0%} of the time){agree}"
+        )
 
 
 def main() -> None:

@@ -21,8 +21,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from benchlib.predict.memory import Predictor, memory_limit
 from benchlib.measure.max_batch import TrialRequest, isolated_trial, search_max_batch, trial_runner
+from benchlib.predict.memory import Predictor, memory_limit
 
 MIB = 1024**2
 
@@ -36,9 +36,17 @@ FULL_CASES = [
     ("gpt2_small", "full", "bf16", (2,)),
     ("unet", "full", "fp32", (2, 8)),
 ]
-SMALL_CASES = [(name, "small", "fp32", (16, 256)) for name in ("resnet50", "vit_b_16", "bert_base", "gpt2_small", "unet")]
+SMALL_CASES = [
+    (name, "small", "fp32", (16, 256)) for name in ("resnet50", "vit_b_16", "bert_base", "gpt2_small", "unet")
+]
 # (model, cap): small models, caps that put the answer in the tens to hundreds.
-CAP_CASES = [("resnet50", 256 * MIB), ("vit_b_16", 16 * MIB), ("bert_base", 64 * MIB), ("gpt2_small", 64 * MIB), ("unet", 64 * MIB)]
+CAP_CASES = [
+    ("resnet50", 256 * MIB),
+    ("vit_b_16", 16 * MIB),
+    ("bert_base", 64 * MIB),
+    ("gpt2_small", 64 * MIB),
+    ("unet", 64 * MIB),
+]
 
 
 @dataclass
@@ -63,9 +71,18 @@ def peak_rows(cases: list[tuple[str, str, str, tuple[int, ...]]]) -> list[Row]:
         predictor = Predictor(model, size=size, dtype=dtype, foreach=None)
         for batch in batches:
             predicted = predictor.peak(batch)
-            outcome = isolated_trial(TrialRequest(model=model, size=size, dtype=dtype, batch=batch, steps=1, device="cpu"))
-            row = Row(model, size, dtype, batch, predicted, outcome.peak_bytes if outcome.status == "ok" else None,
-                      "" if outcome.status == "ok" else f"{outcome.status}: {outcome.message}")
+            outcome = isolated_trial(
+                TrialRequest(model=model, size=size, dtype=dtype, batch=batch, steps=1, device="cpu")
+            )
+            row = Row(
+                model,
+                size,
+                dtype,
+                batch,
+                predicted,
+                outcome.peak_bytes if outcome.status == "ok" else None,
+                "" if outcome.status == "ok" else f"{outcome.status}: {outcome.message}",
+            )
             print_row(row)
             rows.append(row)
     return rows
@@ -74,16 +91,21 @@ def peak_rows(cases: list[tuple[str, str, str, tuple[int, ...]]]) -> list[Row]:
 def print_row(row: Row) -> None:
     measured = f"{row.measured / MIB:>10.1f}" if row.measured else f"{'-':>10}"
     error = f"{row.error:>+8.1%}" if row.error is not None else f"{'-':>8}"
-    print(f"{row.model:<11}{row.size:<6}{row.dtype:<6}{row.batch:>6}{row.predicted / MIB:>12.1f}{measured}{error}  {row.note}", flush=True)
+    print(
+        f"{row.model:<11}{row.size:<6}{row.dtype:<6}{row.batch:>6}{row.predicted / MIB:>12.1f}{measured}{error}  {row.note}",
+        flush=True,
+    )
 
 
 def summarise(rows: list[Row]) -> None:
     errors = [r.error for r in rows if r.error is not None]
     if not errors:
         return
-    print(f"\n{len(errors)} comparisons: error median {statistics.median(errors):+.1%}, "
-          f"range {min(errors):+.1%} to {max(errors):+.1%}; |error| median {statistics.median(map(abs, errors)):.1%}, "
-          f"max {max(map(abs, errors)):.1%}")
+    print(
+        f"\n{len(errors)} comparisons: error median {statistics.median(errors):+.1%}, "
+        f"range {min(errors):+.1%} to {max(errors):+.1%}; |error| median {statistics.median(map(abs, errors)):.1%}, "
+        f"max {max(map(abs, errors)):.1%}"
+    )
     print("Negative: the prediction is below the measured peak (memory outside tensors: oneDNN buffers, allocator).")
 
 
@@ -96,7 +118,10 @@ def cap_rows() -> None:
         # Starting near the prediction only shortens the doubling; the boundary is found by trials.
         result = search_max_batch(trial_runner(base), start=max(1, predicted // 2), limit=100_000)
         took = time.perf_counter() - started
-        print(f"{model:<11}{cap / MIB:>8.0f}{predicted:>11}{result.max_batch:>10}{len(result.trials):>8}{took:>10.0f}", flush=True)
+        print(
+            f"{model:<11}{cap / MIB:>8.0f}{predicted:>11}{result.max_batch:>10}{len(result.trials):>8}{took:>10.0f}",
+            flush=True,
+        )
 
 
 def main() -> None:

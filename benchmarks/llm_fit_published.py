@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import time
 
+from benchlib.core.paths import cache_dir
 from benchlib.predict.memory import ALLOCATOR_OVERHEAD
 from benchlib.predict.published_memory import TARGET_MEDIAN_ERROR, compare, median_abs_error, published_rows
-from benchlib.core.paths import cache_dir
 
 
 def _percent(value: float | None) -> str:
@@ -25,7 +25,9 @@ def _percent(value: float | None) -> str:
 
 def main() -> None:
     started = time.perf_counter()
-    comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir() / "fit-llm") for row in published_rows()]
+    comparisons = [
+        compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir() / "fit-llm") for row in published_rows()
+    ]
     print(f"{'source':<16} {'model':<22} {'mode':<9} {'b x len':>9} {'published':>10} {'predicted':>10} {'error':>6}")
     for c in comparisons:
         r = c.published.row
@@ -33,15 +35,19 @@ def main() -> None:
             continue
         unit = r["unit"]
         scale = c.published.measured_bytes / float(r["measured"])
-        print(f"{r['source'][:16]:<16} {r['model'].split('/')[-1][:22]:<22} {r['mode']:<9} "
-              f"{r['batch']:>3}x{r['seq_len']:<5} {float(r['measured']):>7.2f} {unit:<3}"
-              f"{c.predicted_bytes / scale:>7.2f} {unit:<3}{_percent(c.error):>5}")
+        print(
+            f"{r['source'][:16]:<16} {r['model'].split('/')[-1][:22]:<22} {r['mode']:<9} "
+            f"{r['batch']:>3}x{r['seq_len']:<5} {float(r['measured']):>7.2f} {unit:<3}"
+            f"{c.predicted_bytes / scale:>7.2f} {unit:<3}{_percent(c.error):>5}"
+        )
     compared = [c for c in comparisons if c.error is not None]
     plain = [c for c in compared if c.published.plain_transformers]
     print()
-    print(f"median absolute error: {median_abs_error(compared):.1%} over {len(compared)} rows; "
-          f"{median_abs_error(plain) or 0:.1%} over the {len(plain)} rows run with plain transformers code "
-          f"(target {TARGET_MEDIAN_ERROR:.0%})")
+    print(
+        f"median absolute error: {median_abs_error(compared):.1%} over {len(compared)} rows; "
+        f"{median_abs_error(plain) or 0:.1%} over the {len(plain)} rows run with plain transformers code "
+        f"(target {TARGET_MEDIAN_ERROR:.0%})"
+    )
     left_out = [c for c in comparisons if c.reason]
     print(f"left out ({len(left_out)}):")
     for c in left_out:

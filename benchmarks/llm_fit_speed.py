@@ -40,8 +40,12 @@ TARGET_S = 10.0
 
 
 def run(model: str, mode: str, full: bool) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", CHILD, model, mode, "full" if full else "reduced"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, model, mode, "full" if full else "reduced"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -54,7 +58,9 @@ def main() -> None:
     for mode in ("inference", "train", "lora", "qlora"):
         t = run(args.model, mode, full=False)
         verdict = "ok" if t["predict_s"] <= TARGET_S else "over"
-        print(f"{mode:<10} {t['import_s']:>8.1f} {t['predict_s']:>8.1f} {t['import_s'] + t['predict_s']:>7.1f}  {verdict}")
+        print(
+            f"{mode:<10} {t['import_s']:>8.1f} {t['predict_s']:>8.1f} {t['import_s'] + t['predict_s']:>7.1f}  {verdict}"
+        )
     full = run(args.model, "qlora", full=True)
     print(f"one full-depth qlora trace at batch 1 instead: {full['predict_s']:.1f} s")
 

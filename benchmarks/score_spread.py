@@ -19,13 +19,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlib.measure.conditions import disturbed_line
-from benchlib.measure.isolation import prestart
-from benchlib.probe import probe_machine
-from benchlib.results.schema import ResultsFile
-from benchlib.measure.runner import SUITES, preload_modules, run_suite, select_workloads
 from benchlib.core.paths import reference_dir
 from benchlib.derive.score import Score, load_reference, score, untested, write_reference
+from benchlib.measure.conditions import disturbed_line
+from benchlib.measure.isolation import prestart
+from benchlib.measure.runner import SUITES, preload_modules, run_suite, select_workloads
+from benchlib.probe import probe_machine
+from benchlib.results.schema import ResultsFile
 from benchlib.workloads import Workload
 
 GOAL = 0.03
@@ -66,7 +66,9 @@ def yardstick(runs: list[tuple[Path, ResultsFile, float]]) -> tuple[ResultsFile 
     for i, (_, results, _) in enumerate(runs, 1):
         if not untested(results):
             # Only the ratios between runs matter here, so a disturbed run serves as well as any.
-            return results.model_copy(update={"disturbed": None}), f"{problem}; scores relative to run {i} (= 100), only to compare the runs"
+            return results.model_copy(
+                update={"disturbed": None}
+            ), f"{problem}; scores relative to run {i} (= 100), only to compare the runs"
     return None, f"{problem}; no run has every score test, so there are no scores"
 
 
@@ -101,7 +103,9 @@ def report(runs: list[Run]) -> list[str]:
         f"goal {GOAL:.0%} or less: {'met' if overall is not None and overall <= GOAL else 'not met'}"
     )
     if any(r.results.disturbed for r in runs):
-        lines.append("some runs were disturbed: the spread says as much about the machine's other work as about benchlib")
+        lines.append(
+            "some runs were disturbed: the spread says as much about the machine's other work as about benchlib"
+        )
     return lines
 
 
@@ -112,8 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", help="Run only this workload (repeatable); for checking the script.")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--out", type=Path, help="Where the runs' files go (default: a new temporary folder).")
-    parser.add_argument("--write-reference", action="store_true",
-                        help=f"Make the quietest undisturbed run the score's reference, in {reference_dir()}.")
+    parser.add_argument(
+        "--write-reference",
+        action="store_true",
+        help=f"Make the quietest undisturbed run the score's reference, in {reference_dir()}.",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be 1 or more")
@@ -125,27 +132,42 @@ def main(argv: list[str] | None = None) -> int:
     # The same process isolation as `benchlib run`, whose numbers the score is about.
     prestart(preload_modules(workloads))
     machine = probe_machine(results_dir=str(out))
-    print(f"machine: {machine.label} ({machine.id}); {args.suite} suite, {len(workloads)} workloads, {args.runs} runs", flush=True)
+    print(
+        f"machine: {machine.label} ({machine.id}); {args.suite} suite, {len(workloads)} workloads, {args.runs} runs",
+        flush=True,
+    )
 
     done: list[tuple[Path, ResultsFile, float]] = []
     for n in range(1, args.runs + 1):
         started = time.perf_counter()
 
         def on_start(w: Workload) -> None:
-            print(f"  run {n}: {w.name:<26}", end="", flush=True)
+            print(f"  run {n}: {w.name:<26}", end="", flush=True)  # noqa: B023 (used within this run)
 
         def on_done(w: Workload, records: list) -> None:
-            print(f" {time.perf_counter() - started:7.1f} s", flush=True)
+            print(f" {time.perf_counter() - started:7.1f} s", flush=True)  # noqa: B023 (used within this run)
 
-        outcome = run_suite(workloads, suite=args.suite, device=args.device, machine=machine, out_dir=out,
-                            isolate=True, on_start=on_start, on_done=on_done)
+        outcome = run_suite(
+            workloads,
+            suite=args.suite,
+            device=args.device,
+            machine=machine,
+            out_dir=out,
+            isolate=True,
+            on_start=on_start,
+            on_done=on_done,
+        )
         done.append((outcome.path, outcome.results, outcome.wall_s))
 
     print()
-    reference, relative_to = yardstick(done) if args.suite == "standard" else (None, "no score: the score is defined on the standard suite")
+    reference, relative_to = (
+        yardstick(done) if args.suite == "standard" else (None, "no score: the score is defined on the standard suite")
+    )
     print(relative_to)
-    runs = [Run(path, results, score(results.measurements, reference) if reference else None, wall_s)
-            for path, results, wall_s in done]
+    runs = [
+        Run(path, results, score(results.measurements, reference) if reference else None, wall_s)
+        for path, results, wall_s in done
+    ]
     print("\n".join(report(runs)))
     if not args.write_reference:
         return 0

@@ -27,8 +27,14 @@ from urllib.parse import urljoin, urlparse
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "benchmarks/results/"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-quic",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
 ]
 
 
@@ -45,8 +51,13 @@ def build(site_dir: Path, origin: str, results: str | None, measure: str | None)
     if measure:
         env["BENCHLIB_MEASURE"] = measure
     started = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)],
-                         cwd=ROOT, env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     if run.returncode != 0:
         sys.exit(f"mkdocs build --strict failed:\n{(run.stdout + run.stderr)[-4000:]}")
@@ -85,8 +96,9 @@ def page_transfer(url: str) -> tuple[list[tuple[str, int, int]], int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", help="results folder to build from (default: the committed results/)")
-    parser.add_argument("--measure", choices=["quick", "standard", "full"],
-                        help="also measure this machine, as BENCHLIB_MEASURE does")
+    parser.add_argument(
+        "--measure", choices=["quick", "standard", "full"], help="also measure this machine, as BENCHLIB_MEASURE does"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,14 +121,18 @@ def main() -> None:
     measured = f" + this machine ({args.measure})" if args.measure else ""
     print(f"  results:               {args.results or 'committed results/'}{measured}")
     print(f"  mkdocs build --strict: {wall:.1f} s (notebook: {notebook})")
-    print(f"{PAGE} in Chromium: {charts} chart(s), {len(sizes)} responses, {total:,} bytes "
-          f"({total / 2**20:.2f} MiB); bodies gzipped: {zipped:,} bytes")
+    print(
+        f"{PAGE} in Chromium: {charts} chart(s), {len(sizes)} responses, {total:,} bytes "
+        f"({total / 2**20:.2f} MiB); bodies gzipped: {zipped:,} bytes"
+    )
     print(f"  {'bytes':>10}  {'gzipped':>10}  path")
     for url, size, z in sizes:
         print(f"  {size:>10,}  {z:>10,}  {urlparse(url).path}")
     # For comparison: a page without charts never fetches the Vega bundle.
-    print(f"home page in Chromium: {len(home)} responses, {sum(s for _, s, _ in home):,} bytes; "
-          f"bodies gzipped: {sum(z for _, _, z in home):,} bytes")
+    print(
+        f"home page in Chromium: {len(home)} responses, {sum(s for _, s, _ in home):,} bytes; "
+        f"bodies gzipped: {sum(z for _, _, z in home):,} bytes"
+    )
 
 
 if __name__ == "__main__":

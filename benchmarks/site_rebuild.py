@@ -27,10 +27,18 @@ BIN = Path(sys.executable).parent
 
 
 def _build(tree: Path, out: Path, builder: str) -> float:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "BENCHLIB_MEASURE": "quick", "PYTHONPATH": str(tree),
-           "SITE_DIR": str(out)}
-    command = ([str(BIN / "mkdocs"), "build", "--strict", "-q", "-d", str(out)] if builder == "mkdocs"
-               else [str(BIN / "zensical"), "build", "--strict"])
+    env = {
+        **os.environ,
+        "NO_MKDOCS_2_WARNING": "1",
+        "BENCHLIB_MEASURE": "quick",
+        "PYTHONPATH": str(tree),
+        "SITE_DIR": str(out),
+    }
+    command = (
+        [str(BIN / "mkdocs"), "build", "--strict", "-q", "-d", str(out)]
+        if builder == "mkdocs"
+        else [str(BIN / "zensical"), "build", "--strict"]
+    )
     started = time.perf_counter()
     run = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
@@ -47,8 +55,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         old = Path(tmp) / "old"
-        subprocess.run(["git", "worktree", "add", "--detach", str(old), args.against], cwd=ROOT, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(old), args.against], cwd=ROOT, check=True, capture_output=True
+        )
         try:
             (old / ".cache").mkdir()
             (ROOT / ".cache" / "benchlib").mkdir(parents=True, exist_ok=True)

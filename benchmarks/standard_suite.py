@@ -12,9 +12,9 @@ import argparse
 import time
 from pathlib import Path
 
-from benchlib.probe import probe_machine
-from benchlib.measure.runner import run_suite, select_workloads
 from benchlib.derive.score import score
+from benchlib.measure.runner import run_suite, select_workloads
+from benchlib.probe import probe_machine
 from benchlib.workloads import Workload
 
 
@@ -37,8 +37,15 @@ def main() -> None:
         note = f"  ({len(records)} records; not ok: {', '.join(bad)})" if bad else f"  ({len(records)} records)"
         print(f" {time.perf_counter() - started:7.1f} s elapsed{note}", flush=True)
 
-    outcome = run_suite(workloads, suite="standard", device=args.device, machine=machine, out_dir=args.out,
-                        on_start=on_start, on_done=on_done)
+    outcome = run_suite(
+        workloads,
+        suite="standard",
+        device=args.device,
+        machine=machine,
+        out_dir=args.out,
+        on_start=on_start,
+        on_done=on_done,
+    )
     print(f"\nwrote {outcome.path}")
     print(f"{'workload':<28}{'seconds':>9}")
     for name, seconds in outcome.per_workload_s.items():

@@ -5,8 +5,15 @@ import tempfile
 import numpy as np
 import torch
 from fastai.vision.all import (
-    ImageDataLoaders, PILImage, Resize, URLs, error_rate, get_image_files, resnet34,
-    untar_data, vision_learner,
+    ImageDataLoaders,
+    PILImage,
+    Resize,
+    URLs,
+    error_rate,
+    get_image_files,
+    resnet34,
+    untar_data,
+    vision_learner,
 )
 
 SYNTHETIC = bool(os.environ.get("SYNTHETIC_DATA"))

@@ -26,8 +26,13 @@ SLEEP_S = 0.05
 
 def _record(name: str, ctx: RunContext, seconds: float) -> MeasurementRecord:
     return MeasurementRecord(
-        workload=name, framework="python", device=ctx.device, device_name="Test CPU", metric=METRIC,
-        value=seconds * 1000, params={"sleep_s": seconds},
+        workload=name,
+        framework="python",
+        device=ctx.device,
+        device_name="Test CPU",
+        metric=METRIC,
+        value=seconds * 1000,
+        params={"sleep_s": seconds},
         stats=Stats(median=seconds, iqr=0.0, mean=seconds, min=seconds, max=seconds, n=1, noisy=False),
     )
 
@@ -77,11 +82,19 @@ def _pid_then_sleep(ctx: RunContext, params: dict[str, Any]) -> list[Measurement
     return [_record("tiny-hang", ctx, 60.0)]
 
 
-def _workload(name: str, run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]], sleep_s: float = SLEEP_S) -> Workload:
+def _workload(
+    name: str, run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]], sleep_s: float = SLEEP_S
+) -> Workload:
     return register(
         Workload(
-            name=name, framework="python", description=f"test workload {name}", metric=METRIC,
-            sizes={"quick": {"sleep_s": sleep_s}}, run=run, suites=(), expected_s={"quick": sleep_s},
+            name=name,
+            framework="python",
+            description=f"test workload {name}",
+            metric=METRIC,
+            sizes={"quick": {"sleep_s": sleep_s}},
+            run=run,
+            suites=(),
+            expected_s={"quick": sleep_s},
         )
     )
 
@@ -97,7 +110,9 @@ _workload("tiny-noisy", _noisy)
 
 
 KILL_MACHINE = Machine(
-    id="local-kill-test-00000000", label="kill test machine", software=Software(python="3.11", benchlib="test"),
+    id="local-kill-test-00000000",
+    label="kill test machine",
+    software=Software(python="3.11", benchlib="test"),
 )
 
 
@@ -110,6 +125,13 @@ def drive(command: str, out: str) -> None:
     from benchlib.measure.runner import find_resumable, resume_run, run_suite, select_workloads
 
     if command == "run":
-        run_suite(select_workloads("quick", TINY), suite="quick", device="cpu", machine=KILL_MACHINE, out_dir=Path(out), isolate=True)
+        run_suite(
+            select_workloads("quick", TINY),
+            suite="quick",
+            device="cpu",
+            machine=KILL_MACHINE,
+            out_dir=Path(out),
+            isolate=True,
+        )
     else:
         resume_run(find_resumable(Path(out), KILL_MACHINE.id), machine=KILL_MACHINE, isolate=True)

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from benchlib.results.schema import Conditions, Machine, MeasurementRecord, Metric, ResultsFile, RunPlan
 from benchlib.derive.score import SCORE_TESTS
+from benchlib.results.schema import Conditions, Machine, MeasurementRecord, Metric, ResultsFile, RunPlan
 
 HIGHER = {"throughput": True, "latency_p50": False, "epoch_time": False}
 
 
-def records(factor: float = 1.0, skip: set[str] | tuple = (), per_test: dict[str, float] | None = None) -> list[MeasurementRecord]:
+def records(
+    factor: float = 1.0, skip: set[str] | tuple = (), per_test: dict[str, float] | None = None
+) -> list[MeasurementRecord]:
     """One record per score test; ``factor`` = how many times faster than the reference."""
     out = []
     for i, t in enumerate(SCORE_TESTS):
@@ -22,19 +24,30 @@ def records(factor: float = 1.0, skip: set[str] | tuple = (), per_test: dict[str
         ref = 10.0 + i
         f = (per_test or {}).get(t.key, factor)
         value = ref * f if HIGHER[t.metric] else ref / f
-        out.append(MeasurementRecord(
-            workload=t.workload, framework=t.framework, device="cpu", dtype=t.dtype,
-            params=dict(t.params) | {"extra": "ignored"}, metric=Metric(name=t.metric, unit="u", higher_is_better=HIGHER[t.metric]),
-            value=value,
-        ))
+        out.append(
+            MeasurementRecord(
+                workload=t.workload,
+                framework=t.framework,
+                device="cpu",
+                dtype=t.dtype,
+                params=dict(t.params) | {"extra": "ignored"},
+                metric=Metric(name=t.metric, unit="u", higher_is_better=HIGHER[t.metric]),
+                value=value,
+            )
+        )
     return out
 
 
 def results(measurements: list[MeasurementRecord], machine: Machine, label: str = "Reference CPU") -> ResultsFile:
     return ResultsFile(
-        run_id="r1", created=datetime(2026, 11, 21, tzinfo=timezone.utc), benchlib_version="0.1.0",
-        methodology_version="1", suite="standard", complete=True,
-        machine=machine.model_copy(update={"label": label}), measurements=measurements,
+        run_id="r1",
+        created=datetime(2026, 11, 21, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        suite="standard",
+        complete=True,
+        machine=machine.model_copy(update={"label": label}),
+        measurements=measurements,
     )
 
 
@@ -45,6 +58,10 @@ def with_conditions(run: ResultsFile, busy: dict[str, list[str]] | None = None) 
     """``run`` as `benchlib run` writes it now: conditions per workload, and the run-level flag."""
     names = sorted({r.workload for r in run.measurements})
     busy = busy or {}
-    conditions = {n: Conditions(seconds=10.0, others_cpu_s=8.0 if n in busy else 0.01, disturbed=busy.get(n, [])) for n in names}
-    plan = RunPlan(workloads=names, size="standard", device="cpu", wall_s={n: 10.0 for n in names}, conditions=conditions)
+    conditions = {
+        n: Conditions(seconds=10.0, others_cpu_s=8.0 if n in busy else 0.01, disturbed=busy.get(n, [])) for n in names
+    }
+    plan = RunPlan(
+        workloads=names, size="standard", device="cpu", wall_s={n: 10.0 for n in names}, conditions=conditions
+    )
     return run.model_copy(update={"plan": plan, "disturbed": bool(busy)})

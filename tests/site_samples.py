@@ -44,20 +44,37 @@ def record(
     )
 
 
-def results(machine: Machine, measurements: list[MeasurementRecord], *, run_id: str = "20261101T000000Z-aaaaaa",
-            provenance: Provenance | None = None) -> ResultsFile:
+def results(
+    machine: Machine,
+    measurements: list[MeasurementRecord],
+    *,
+    run_id: str = "20261101T000000Z-aaaaaa",
+    provenance: Provenance | None = None,
+) -> ResultsFile:
     return ResultsFile(
-        run_id=run_id, created=datetime(2026, 11, 1, tzinfo=timezone.utc), benchlib_version="0.1.0",
-        methodology_version="1", suite="quick", complete=True, machine=machine,
-        provenance=provenance or Provenance(), measurements=measurements,
+        run_id=run_id,
+        created=datetime(2026, 11, 1, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        suite="quick",
+        complete=True,
+        machine=machine,
+        provenance=provenance or Provenance(),
+        measurements=measurements,
     )
 
 
-CPU = Machine(id="local-test-cpu-11111111", label="local · Test CPU (CPU only)",
-              software=Software(python="3.11.7", torch="2.5.0", benchlib="0.1.0"))
-GPU = Machine(id="colab-test-gpu-22222222", label="Colab · Test GPU",
-              accelerators=Accelerators(nvidia=[GPUInfo(index=0, name="Test GPU")]),
-              software=Software(python="3.11.7", torch="2.5.0", benchlib="0.1.0"))
+CPU = Machine(
+    id="local-test-cpu-11111111",
+    label="local · Test CPU (CPU only)",
+    software=Software(python="3.11.7", torch="2.5.0", benchlib="0.1.0"),
+)
+GPU = Machine(
+    id="colab-test-gpu-22222222",
+    label="Colab · Test GPU",
+    accelerators=Accelerators(nvidia=[GPUInfo(index=0, name="Test GPU")]),
+    software=Software(python="3.11.7", torch="2.5.0", benchlib="0.1.0"),
+)
 REPORTED = Machine(id="reported-hostile", label=f"Old GPU {HOSTILE}")
 
 
@@ -65,27 +82,45 @@ def sample_files() -> dict[str, ResultsFile]:
     """Relative path -> results file, laid out like the repository's results/ folder."""
     conv = {"batch": 16, "side": 32, "scale": 0.125}
     return {
-        f"{CPU.id}/cpu-run.json": results(CPU, [
-            record("matmul", 0.5, "cpu", "Test CPU", dtype="fp32", params={"n": 512}),
-            record("matmul", 1.0, "cpu", "Test CPU", dtype="bf16", params={"n": 512}),
-            record("conv2d", 8.0, "cpu", "Test CPU", dtype="fp32", params=conv),
-            record("bandwidth", 40.0, "cpu", "Test CPU", dtype="uint8", params={"direction": "device_copy", "mib": 64}),
-        ]),
-        f"{GPU.id}/gpu-run.json": results(GPU, [
-            record("matmul", 4.0, dtype="fp32", params={"n": 1024}, peak=8.0, efficiency=0.5),
-            record("matmul", 20.0, dtype="fp16", params={"n": 1024}, peak=64.0, efficiency=0.3125),
-            record("matmul", 90.0, dtype="bf16", params={"n": 1024}, peak=64.0, efficiency=1.40625,
-                   status="invalid", message="90 TFLOPS is 141% of the known peak 64"),
-            record("conv2d", None, status="oom", message="conv2d: out of memory"),
-            record("bandwidth", 250.0, dtype="uint8", params={"direction": "device_copy", "mib": 64}),
-            record("bandwidth", 12.0, dtype="uint8", params={"direction": "host_to_device", "mib": 64}),
-            record("bandwidth", None, status="skipped", message="needs pinned memory"),
-        ], run_id="20261102T000000Z-bbbbbb"),
+        f"{CPU.id}/cpu-run.json": results(
+            CPU,
+            [
+                record("matmul", 0.5, "cpu", "Test CPU", dtype="fp32", params={"n": 512}),
+                record("matmul", 1.0, "cpu", "Test CPU", dtype="bf16", params={"n": 512}),
+                record("conv2d", 8.0, "cpu", "Test CPU", dtype="fp32", params=conv),
+                record(
+                    "bandwidth", 40.0, "cpu", "Test CPU", dtype="uint8", params={"direction": "device_copy", "mib": 64}
+                ),
+            ],
+        ),
+        f"{GPU.id}/gpu-run.json": results(
+            GPU,
+            [
+                record("matmul", 4.0, dtype="fp32", params={"n": 1024}, peak=8.0, efficiency=0.5),
+                record("matmul", 20.0, dtype="fp16", params={"n": 1024}, peak=64.0, efficiency=0.3125),
+                record(
+                    "matmul",
+                    90.0,
+                    dtype="bf16",
+                    params={"n": 1024},
+                    peak=64.0,
+                    efficiency=1.40625,
+                    status="invalid",
+                    message="90 TFLOPS is 141% of the known peak 64",
+                ),
+                record("conv2d", None, status="oom", message="conv2d: out of memory"),
+                record("bandwidth", 250.0, dtype="uint8", params={"direction": "device_copy", "mib": 64}),
+                record("bandwidth", 12.0, dtype="uint8", params={"direction": "host_to_device", "mib": 64}),
+                record("bandwidth", None, status="skipped", message="needs pinned memory"),
+            ],
+            run_id="20261102T000000Z-bbbbbb",
+        ),
         "reported/hostile.json": results(
             REPORTED,
             [record("matmul", 6.0, name=f"Old GPU {HOSTILE}", dtype="fp16", params={})],
-            provenance=Provenance(kind="reported", source_url=HOSTILE_URL, as_of=date(2020, 2, 1),
-                                  context=f"reported context {HOSTILE}"),
+            provenance=Provenance(
+                kind="reported", source_url=HOSTILE_URL, as_of=date(2020, 2, 1), context=f"reported context {HOSTILE}"
+            ),
         ),
     }
 

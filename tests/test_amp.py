@@ -9,7 +9,9 @@ from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
 
 TINY = {
-    "batch_size": 4, "train_samples": 8, "dtypes": ["fp16", "bf16"],
+    "batch_size": 4,
+    "train_samples": 8,
+    "dtypes": ["fp16", "bf16"],
     "timer": {"warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.3, "min_samples": 3, "target_block_s": 0.0},
 }
 
@@ -38,7 +40,10 @@ def test_cpu_runs_fp32_and_bf16_and_skips_fp16(name, framework, machine):
 def test_torch_steps_use_autocast_and_only_fp16_uses_the_grad_scaler(machine):
     by = {(r.metric.name, r.dtype): r for r in run_tiny("amp", machine)}
     assert by[("step_time", "fp32")].params["autocast"] is None
-    assert by[("step_time", "bf16")].params == by[("step_time", "bf16")].params | {"autocast": "torch.bfloat16", "grad_scaler": False}
+    assert by[("step_time", "bf16")].params == by[("step_time", "bf16")].params | {
+        "autocast": "torch.bfloat16",
+        "grad_scaler": False,
+    }
 
 
 def test_fp16_step_with_grad_scaler_trains():

@@ -4,15 +4,21 @@ import dataclasses
 import math
 
 import pytest
+from charted import TEST_CPU, chart_rows, plotted
 
 from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
 from benchlib.workloads.attention import FORWARD, FORWARD_BACKWARD, Shape, counted_flops, sweep
-from charted import TEST_CPU, chart_rows, plotted
 
-TINY = {"tokens": 256, "model_dim": 64, "seq_lens": [64, 128], "head_dims": [32],
-        "backends": ["math", "flash", "memory-efficient", "cuDNN"], "accelerator_dtypes": ["bf16", "fp16"],
-        "timer": {"warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.05, "min_samples": 3}}
+TINY = {
+    "tokens": 256,
+    "model_dim": 64,
+    "seq_lens": [64, 128],
+    "head_dims": [32],
+    "backends": ["math", "flash", "memory-efficient", "cuDNN"],
+    "accelerator_dtypes": ["bf16", "fp16"],
+    "timer": {"warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.05, "min_samples": 3},
+}
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +30,18 @@ def records():
 def test_the_cpu_backends_give_one_tflops_figure_per_pass_and_mask(records):
     ok = [r for r in records if r.status == "ok"]
     settings = {(r.params["backend"], r.params["pass"], r.params["mask"]) for r in ok}
-    assert settings == {(b, p, m) for b in ("math", "flash") for p in (FORWARD, FORWARD_BACKWARD) for m in ("no mask", "causal")}
+    assert settings == {
+        (b, p, m) for b in ("math", "flash") for p in (FORWARD, FORWARD_BACKWARD) for m in ("no mask", "causal")
+    }
     assert len(ok) == len(settings)
     for r in ok:
-        assert (r.workload, r.metric.name, r.metric.unit, r.dtype, r.device) == ("attention", "throughput", "TFLOPS", "fp32", "cpu")
+        assert (r.workload, r.metric.name, r.metric.unit, r.dtype, r.device) == (
+            "attention",
+            "throughput",
+            "TFLOPS",
+            "fp32",
+            "cpu",
+        )
         assert math.isfinite(r.value) and r.value > 0
         assert r.value == pytest.approx(r.params["flops"] / r.stats.median / 1e12)
         # The record is the sweep's best shape, and the sweep's every rate is kept beside it.
@@ -42,7 +56,9 @@ def test_backends_the_cpu_lacks_are_skipped_with_torchs_reason_and_no_number(rec
     assert len(skipped) == 2 * 2 * 2  # each pass and mask, so each chart's table says why
     for r in skipped:
         assert r.value is None and r.stats is None
-        assert r.message.startswith(f"attention: torch's {r.params['backend']} backend has no kernel for fp32 on Test CPU at any of the 2 shapes (torch: ")
+        assert r.message.startswith(
+            f"attention: torch's {r.params['backend']} backend has no kernel for fp32 on Test CPU at any of the 2 shapes (torch: "
+        )
 
 
 def test_flops_are_counted_and_causal_counts_half():
@@ -61,8 +77,15 @@ def test_a_sweep_that_does_not_divide_the_tokens_names_the_shape():
 
 def test_each_pass_has_its_chart_with_a_bar_per_backend_and_mask(records):
     forward = plotted(records, "attention_forward")
-    assert set(forward) == {"math · no mask · fp32", "math · causal · fp32", "flash · no mask · fp32", "flash · causal · fp32"}
+    assert set(forward) == {
+        "math · no mask · fp32",
+        "math · causal · fp32",
+        "flash · no mask · fp32",
+        "flash · causal · fp32",
+    }
     assert set(plotted(records, "attention_forward_backward")) == set(forward)
     table = chart_rows(records)["attention_forward"]
     listed = table[table["status"] == "skipped"]
-    assert set(listed["setting"]) == {f"{b} · {m} · fp32" for b in ("memory-efficient", "cuDNN") for m in ("no mask", "causal")}
+    assert set(listed["setting"]) == {
+        f"{b} · {m} · fp32" for b in ("memory-efficient", "cuDNN") for m in ("no mask", "causal")
+    }

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchlib.measure import campaign as plan
 from benchlib.cli import app
-from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_max_batch
 from benchlib.derive.searched import fit_prediction
+from benchlib.measure import campaign as plan
+from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_max_batch
+from benchlib.predict.roofline import gpu_rates
 from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsFile, Software
 from benchlib.results.store import read_results, validate_paths
-from benchlib.predict.roofline import gpu_rates
 
 ROOT = Path(__file__).resolve().parents[1]
 TRY_ON_CPU = ROOT / "snippets" / "campaign" / "try_on_cpu.sh"
@@ -27,10 +27,12 @@ MACHINE = Machine(id="test-machine", label="Test machine", software=Software(pyt
 
 def fits_up_to(largest: int, error_at: int | None = None):
     """A trial that fits every batch up to ``largest`` (and fails for another reason at ``error_at``)."""
+
     def trial(batch: int) -> TrialOutcome:
         if batch == error_at:
             return TrialOutcome(batch, "error", message="boom")
         return TrialOutcome(batch, "ok" if batch <= largest else "oom", peak_bytes=batch)
+
     return trial
 
 
@@ -39,7 +41,11 @@ def fits_up_to(largest: int, error_at: int | None = None):
 def test_a_search_from_a_guess_finds_what_doubling_finds(largest, guess):
     seeded = search_from_guess(fits_up_to(largest), guess, limit=4096)
     doubling = search_max_batch(fits_up_to(largest), limit=4096)
-    assert (seeded.max_batch, seeded.first_oom, seeded.stopped_by) == (doubling.max_batch, doubling.first_oom, doubling.stopped_by)
+    assert (seeded.max_batch, seeded.first_oom, seeded.stopped_by) == (
+        doubling.max_batch,
+        doubling.first_oom,
+        doubling.stopped_by,
+    )
     assert all(t.batch <= 4096 for t in seeded.trials)
 
 
@@ -61,14 +67,16 @@ def _step(kind: str, title: str, log: list[str]) -> plan.Step:
     def run(campaign: plan.Campaign) -> list[Path]:
         log.append(title)
         return []
+
     return plan.Step(kind, title, run)
 
 
 def test_a_step_that_would_end_after_the_budget_is_skipped_and_listed(tmp_path):
     ran: list[str] = []
     steps = [_step("suite", "suite", ran), _step("max_batch", "a", ran), _step("sweep", "sweep", ran)]
-    campaign = plan.Campaign(device="cpu", tiny=True, out=tmp_path, machine=MACHINE,
-                             budget_s=plan.EXPECTED_S["max_batch"][True] + 1)
+    campaign = plan.Campaign(
+        device="cpu", tiny=True, out=tmp_path, machine=MACHINE, budget_s=plan.EXPECTED_S["max_batch"][True] + 1
+    )
     heard: list[tuple[str, str]] = []
     plan.run_campaign(campaign, steps, lambda step, what: heard.append((step.title, what)))
     assert ran == ["suite", "a"] and campaign.skipped == ["sweep"]
@@ -88,7 +96,9 @@ def test_a_step_that_fails_is_listed_and_the_others_still_run(tmp_path):
     plan.run_campaign(campaign, steps)
     assert ran == ["sweep"]
     [failure] = campaign.failed
-    assert failure.startswith("max-batch resnet50 fp16: No module named 'torchvision'") and "benchlib[campaign]" in failure
+    assert (
+        failure.startswith("max-batch resnet50 fp16: No module named 'torchvision'") and "benchlib[campaign]" in failure
+    )
 
 
 def test_a_step_is_expected_to_take_what_its_kind_took_so_far(tmp_path):
@@ -130,20 +140,47 @@ def _record(**fields) -> MeasurementRecord:
 
 
 def _file(*records: MeasurementRecord) -> ResultsFile:
-    return ResultsFile(run_id="r", created=datetime(2026, 11, 24, tzinfo=timezone.utc), benchlib_version="0.1.0",
-                       methodology_version="1", machine=MACHINE, measurements=list(records))
+    return ResultsFile(
+        run_id="r",
+        created=datetime(2026, 11, 24, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        machine=MACHINE,
+        measurements=list(records),
+    )
 
 
 def test_gpu_records_are_checked_against_the_roofline_and_fit():
     h100 = "NVIDIA H100 80GB HBM3"
     tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
     images = Metric(name="throughput", unit="images/s", higher_is_better=True)
-    matmul = _record(workload="matmul", device="cuda", device_name=h100, dtype="bf16", metric=tflops, value=700.0,
-                     params={"n": 8192, "sizes": [2048, 4096, 8192, 16384]})
-    inference = _record(workload="inference", device="cuda", device_name=h100, dtype="fp32", metric=images, value=3000.0,
-                        params={"mode": "inference", "model": "resnet50", "batch_size": 32})
-    on_cpu = _record(workload="matmul", device="cpu", device_name="CPU", dtype="fp32", metric=tflops, value=0.1,
-                     params={"n": 1024, "sizes": [256, 512, 1024]})
+    matmul = _record(
+        workload="matmul",
+        device="cuda",
+        device_name=h100,
+        dtype="bf16",
+        metric=tflops,
+        value=700.0,
+        params={"n": 8192, "sizes": [2048, 4096, 8192, 16384]},
+    )
+    inference = _record(
+        workload="inference",
+        device="cuda",
+        device_name=h100,
+        dtype="fp32",
+        metric=images,
+        value=3000.0,
+        params={"mode": "inference", "model": "resnet50", "batch_size": 32},
+    )
+    on_cpu = _record(
+        workload="matmul",
+        device="cpu",
+        device_name="CPU",
+        dtype="fp32",
+        metric=tflops,
+        value=0.1,
+        params={"n": 1024, "sizes": [256, 512, 1024]},
+    )
     found = {c.kind: c for c in plan.checks([_file(matmul, inference, on_cpu)])}
     assert set(found) == {"matmul", "throughput"}
     rates = gpu_rates("H100 SXM")
@@ -158,9 +195,21 @@ def test_the_transformer_workloads_eager_step_is_checked_against_predict():
 
     params = get(transformer_train.NAME).params("quick")
     tokens = Metric(name="throughput", unit="tokens/s", higher_is_better=True)
-    common = {**params["model"], "model": "2-layer, 256-wide", "batch_size": params["batch_size"], "seq_len": params["seq_len"]}
-    eager = _record(workload="transformer_train", device="cuda", device_name="NVIDIA H100 80GB HBM3", dtype="bf16",
-                    metric=tokens, value=1e6, params={**common, "compile": "eager"})
+    common = {
+        **params["model"],
+        "model": "2-layer, 256-wide",
+        "batch_size": params["batch_size"],
+        "seq_len": params["seq_len"],
+    }
+    eager = _record(
+        workload="transformer_train",
+        device="cuda",
+        device_name="NVIDIA H100 80GB HBM3",
+        dtype="bf16",
+        metric=tokens,
+        value=1e6,
+        params={**common, "compile": "eager"},
+    )
     compiled = eager.model_copy(update={"params": {**common, "compile": "torch.compile"}})
     [check] = plan.checks([_file(eager, compiled)])
     assert check.kind == "throughput" and check.unit == "tokens/s" and check.predicted > 0
@@ -172,10 +221,22 @@ def test_the_decode_workloads_phases_are_checked_against_predict():
 
     params = get(llm_decode.NAME).params("quick")
     tokens = Metric(name="tokens_per_s", unit="tokens/s", higher_is_better=True)
-    common = {**params["model"], "model": "2-layer, 256-wide", "prompt_len": params["prompt_len"],
-              "new_tokens": params["new_tokens"], "batch_size": 1}
-    prefill = _record(workload="llm_decode", device="cuda", device_name="NVIDIA H100 80GB HBM3", dtype="bf16",
-                      metric=tokens, value=1e5, params={**common, "phase": "prefill"})
+    common = {
+        **params["model"],
+        "model": "2-layer, 256-wide",
+        "prompt_len": params["prompt_len"],
+        "new_tokens": params["new_tokens"],
+        "batch_size": 1,
+    }
+    prefill = _record(
+        workload="llm_decode",
+        device="cuda",
+        device_name="NVIDIA H100 80GB HBM3",
+        dtype="bf16",
+        metric=tokens,
+        value=1e5,
+        params={**common, "phase": "prefill"},
+    )
     decode = prefill.model_copy(update={"params": {**common, "phase": "decode"}, "value": 1e3})
     by_phase = {c.what.split()[4].rstrip(","): c for c in plan.checks([_file(prefill, decode)])}
     assert set(by_phase) == {"prefill", "decode"}
@@ -185,26 +246,50 @@ def test_the_decode_workloads_phases_are_checked_against_predict():
 
 def test_an_unknown_gpu_gets_no_prediction_rather_than_a_guess():
     tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
-    mystery = _record(workload="matmul", device="cuda", device_name="Mystery GPU 9000", dtype="fp16", metric=tflops,
-                      value=50.0, params={"sizes": [1024]})
+    mystery = _record(
+        workload="matmul",
+        device="cuda",
+        device_name="Mystery GPU 9000",
+        dtype="fp16",
+        metric=tflops,
+        value=50.0,
+        params={"sizes": [1024]},
+    )
     assert plan.checks([_file(mystery)]) == []
 
 
 def test_the_sweeps_pair_the_short_and_long_matmul_runs():
     tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
-    short = _record(workload="matmul", device="cpu", dtype="fp32", metric=tflops, value=0.9, duration_s=2.0,
-                    params={"sizes": [256, 512, 1024]})
-    long = _record(workload="matmul", device="cpu", dtype="fp32", metric=tflops, value=1.0, duration_s=8.0,
-                   params={"sizes": [1024, 2048, 4096]})
+    short = _record(
+        workload="matmul",
+        device="cpu",
+        dtype="fp32",
+        metric=tflops,
+        value=0.9,
+        duration_s=2.0,
+        params={"sizes": [256, 512, 1024]},
+    )
+    long = _record(
+        workload="matmul",
+        device="cpu",
+        dtype="fp32",
+        metric=tflops,
+        value=1.0,
+        duration_s=8.0,
+        params={"sizes": [1024, 2048, 4096]},
+    )
     [sweep] = plan.sweeps([_file(long), _file(short)])
     assert sweep.short is short and sweep.long is long
     assert sweep.reached == pytest.approx(0.9) and sweep.time_share == pytest.approx(0.25)
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (["--device", "tpu"], "unknown device 'tpu'; choose auto, cuda or cpu"),
-    (["--device", "cuda"], "cuda"),
-])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--device", "tpu"], "unknown device 'tpu'; choose auto, cuda or cpu"),
+        (["--device", "cuda"], "cuda"),
+    ],
+)
 def test_a_device_it_cannot_use_is_a_one_line_usage_error(args, says, tmp_path):
     if args[-1] == "cuda" and shutil.which("nvidia-smi"):
         pytest.skip("this machine has a GPU")
@@ -224,9 +309,16 @@ def test_a_results_folder_it_cannot_write_is_one_message_and_exit_1():
 def tiny_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The page's try-on-CPU snippet, run for real: the whole tiny campaign on this CPU."""
     folder = tmp_path_factory.mktemp("campaign")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "HF_HUB_OFFLINE": "1",
-           "COLUMNS": "80", "MKDOCS_CONFIG_DIR": str(ROOT)}
-    result = subprocess.run(["bash", "-e", str(TRY_ON_CPU)], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "80",
+        "MKDOCS_CONFIG_DIR": str(ROOT),
+    }
+    result = subprocess.run(
+        ["bash", "-e", str(TRY_ON_CPU)], cwd=folder, env=env, capture_output=True, text=True, timeout=600
+    )
     return result, folder / "campaign-try"
 
 
@@ -257,6 +349,7 @@ def test_the_tiny_campaign_prints_predicted_against_measured(tiny_run):
 @pytest.mark.slow
 def test_the_buying_guide_shows_the_campaigns_largest_batches_language_models_included(tiny_run, monkeypatch):
     from benchlib.site import buying_guide as blocks
+
     result, out = tiny_run
     assert result.returncode == 0
     monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(out))

@@ -30,7 +30,7 @@ COLAB_FAKE = ROOT / "tests" / "snippets" / "fakes" / "colab"
 INSTALL_FROM_GITHUB = ["install", "-q", "benchlib[campaign] @ git+https://github.com/gpu-field-guide/gpu-field-guide"]
 
 # Records each call as a JSON line; `download -d DIR NAME...` and `wheel -w DIR` leave empty wheels.
-RECORDER = r'''
+RECORDER = r"""
 import json, os, re, sys
 name, args = sys.argv[1], sys.argv[2:]
 with open(os.environ["CALLS_LOG"], "a", encoding="utf-8") as log:
@@ -42,7 +42,7 @@ if name == "pip" and args[:1] in (["download"], ["wheel"]):
     for requirement in (a for a in args[1:] if not a.startswith("-") and a not in values):
         project = "benchlib" if requirement == "." else re.split(r"[=<>]", requirement)[0]
         open(os.path.join(folder, project.replace("-", "_") + "-0-py3-none-any.whl"), "w").close()
-'''
+"""
 
 
 def stubs(tmp_path: Path) -> Path:
@@ -58,7 +58,8 @@ def stubs(tmp_path: Path) -> Path:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "__main__.py").write_text(
-        f"import subprocess, sys\nsys.exit(subprocess.call([{str(bin_dir / 'pip')!r}, *sys.argv[1:]]))\n")
+        f"import subprocess, sys\nsys.exit(subprocess.call([{str(bin_dir / 'pip')!r}, *sys.argv[1:]]))\n"
+    )
     return bin_dir
 
 
@@ -80,7 +81,7 @@ def campaign_lines() -> list[list[str]]:
         for line in snippet.read_text(encoding="utf-8").splitlines():
             if "benchlib campaign" in line and not line.lstrip().startswith("#"):
                 words = shlex.split(line.lstrip("!"))
-                lines.append(words[words.index("campaign") + 1:])
+                lines.append(words[words.index("campaign") + 1 :])
     return lines
 
 
@@ -126,32 +127,46 @@ def test_colab_cell_mounts_drive_installs_and_writes_results_to_drive(tmp_path):
     result, calls = run(ipython("colab.ipy"), tmp_path, PYTHONPATH=modules, DRIVE_MOUNTPOINT=str(drive))
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Mounted at {drive}" in result.stdout
-    assert calls == [["pip", *INSTALL_FROM_GITHUB], ["benchlib", "campaign", "--out", f"{drive}/MyDrive/benchlib-results"]]
+    assert calls == [
+        ["pip", *INSTALL_FROM_GITHUB],
+        ["benchlib", "campaign", "--out", f"{drive}/MyDrive/benchlib-results"],
+    ]
 
 
 def test_kaggle_cell_installs_and_writes_results_to_the_notebooks_output(tmp_path):
     pytest.importorskip("IPython")
     result, calls = run(ipython("kaggle.ipy"), tmp_path, PYTHONPATH=str(tmp_path / "stub-modules"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert calls == [["pip", *INSTALL_FROM_GITHUB], ["benchlib", "campaign", "--out", "/kaggle/working/benchlib-results"]]
+    assert calls == [
+        ["pip", *INSTALL_FROM_GITHUB],
+        ["benchlib", "campaign", "--out", "/kaggle/working/benchlib-results"],
+    ]
 
 
 def test_target_versions_prints_the_two_arguments_wheelhouse_takes(tmp_path):
     torch = pytest.importorskip("torch")
     bin_dir = Path(sys.executable).parent  # python3 here is this environment's, as on a GPU machine
-    result = subprocess.run(["bash", "-e", str(FOLDER / "target_versions.sh")], cwd=tmp_path, capture_output=True,
-                            text=True, env=os.environ | {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    result = subprocess.run(
+        ["bash", "-e", str(FOLDER / "target_versions.sh")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [f"{sys.version_info[0]}.{sys.version_info[1]}", torch.__version__]
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    ([], "usage: bash wheelhouse.sh PYTHON_VERSION TORCH_VERSION"),
-    (["3.11"], "usage: bash wheelhouse.sh PYTHON_VERSION TORCH_VERSION"),
-    (["3", "2.5.1"], "PYTHON_VERSION '3' is not a Python version such as 3.11"),
-    (["3.11", "2.5"], "TORCH_VERSION '2.5' is not torch 2.2 or later"),
-    (["3.11", "2.1.2"], "TORCH_VERSION '2.1.2' is not torch 2.2 or later"),
-])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ([], "usage: bash wheelhouse.sh PYTHON_VERSION TORCH_VERSION"),
+        (["3.11"], "usage: bash wheelhouse.sh PYTHON_VERSION TORCH_VERSION"),
+        (["3", "2.5.1"], "PYTHON_VERSION '3' is not a Python version such as 3.11"),
+        (["3.11", "2.5"], "TORCH_VERSION '2.5' is not torch 2.2 or later"),
+        (["3.11", "2.1.2"], "TORCH_VERSION '2.1.2' is not torch 2.2 or later"),
+    ],
+)
 def test_wheelhouse_says_what_it_needs_and_downloads_nothing(tmp_path, args, says):
     result, calls = run(["bash", str(FOLDER / "wheelhouse.sh"), *args], tmp_path)
     assert result.returncode == 2
@@ -165,11 +180,14 @@ def page_package_list() -> set[str]:
     return {canonicalize_name(n) for n in re.findall(r"`([^`]+)`", listed[1])}
 
 
-@pytest.mark.parametrize(("torch", "torchvision", "index"), [
-    ("2.5.1", "0.20.1", "https://pypi.org/simple"),
-    ("2.8.0+cu126", "0.23.0+cu126", "https://download.pytorch.org/whl/cu126"),
-    ("2.10.0+cpu", "0.25.0+cpu", "https://download.pytorch.org/whl/cpu"),
-])
+@pytest.mark.parametrize(
+    ("torch", "torchvision", "index"),
+    [
+        ("2.5.1", "0.20.1", "https://pypi.org/simple"),
+        ("2.8.0+cu126", "0.23.0+cu126", "https://download.pytorch.org/whl/cu126"),
+        ("2.10.0+cpu", "0.25.0+cpu", "https://download.pytorch.org/whl/cpu"),
+    ],
+)
 def test_wheelhouse_builds_benchlib_and_downloads_for_the_target(tmp_path, torch, torchvision, index):
     result, calls = run(["bash", str(FOLDER / "wheelhouse.sh"), "3.12", torch], tmp_path)
     assert result.returncode == 0, result.stderr
@@ -196,8 +214,10 @@ def values(args: list[str]) -> set[str]:
 def test_install_offline_installs_from_the_wheels_only_then_runs_the_campaign(tmp_path):
     result, calls = run(["bash", "-e", str(FOLDER / "install_offline.sh")], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert calls == [["pip", "install", "--no-index", "--find-links", "wheels", "benchlib[campaign]"],
-                     ["benchlib", "campaign"]]
+    assert calls == [
+        ["pip", "install", "--no-index", "--find-links", "wheels", "benchlib[campaign]"],
+        ["benchlib", "campaign"],
+    ]
 
 
 def requirements_of(wheel: Path, python: str, extras: set[str]) -> set[str]:
@@ -221,15 +241,22 @@ def test_wheelhouse_from_pypi_holds_everything_torch_does_not_bring(tmp_path):
         shutil.copy(ROOT / part, clone / part)
     shutil.copytree(ROOT / "benchlib", clone / "benchlib", ignore=shutil.ignore_patterns("__pycache__"))
     bin_dir = Path(sys.executable).parent
-    result = subprocess.run(["bash", str(FOLDER / "wheelhouse.sh"), python, torch_version], cwd=clone,
-                            env=os.environ | {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        ["bash", str(FOLDER / "wheelhouse.sh"), python, torch_version],
+        cwd=clone,
+        env=os.environ | {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     wheels = {canonicalize_name(w.name.split("-")[0]): w for w in (clone / "wheels").glob("*.whl")}
     assert set(wheels) == page_package_list() | {"benchlib", "torchvision"}
     (torch_pin,) = [r for r in map(Requirement, metadata_lines(wheels["torchvision"])) if r.name == "torch"]
     assert torch_pin.specifier.contains(torch_version), f"torchvision wants {torch_pin}, the target has {torch_version}"
-    provided = set(wheels) | {"torch"} | {canonicalize_name(Requirement(r).name) for r in metadata.requires("torch") or []}
+    provided = (
+        set(wheels) | {"torch"} | {canonicalize_name(Requirement(r).name) for r in metadata.requires("torch") or []}
+    )
     for name, wheel in wheels.items():
         missing = requirements_of(wheel, python, {"campaign"}) - provided
         assert not missing, f"{name} needs {sorted(missing)}, which neither wheels/ nor torch has"

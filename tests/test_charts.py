@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from site_samples import CPU, GPU, HOSTILE, sample_files, write_samples
 
-from benchlib.site.charts import BUILD_MARK, chart_spec, plotted_rows, value_text
 from benchlib.results.load import load_results
 from benchlib.results.store import write_results
+from benchlib.site.charts import BUILD_MARK, chart_spec, plotted_rows, value_text
 from benchlib.site.data import BUILD_MACHINE, MEASURED, REPORTED, chart_frames, derive
 from benchlib.site.figures import chart
 from benchlib.workloads import charts
@@ -114,8 +114,13 @@ def test_build_machine_is_highlighted(samples):
 def test_newest_run_wins_and_label_clashes_get_machine_ids(tmp_path):
     files = sample_files()
     cpu = files[f"{CPU.id}/cpu-run.json"]
-    newer = cpu.model_copy(update={"run_id": "newer", "created": cpu.created + pd.Timedelta(days=1),
-                                   "measurements": [cpu.measurements[0].model_copy(update={"value": 0.75})]})
+    newer = cpu.model_copy(
+        update={
+            "run_id": "newer",
+            "created": cpu.created + pd.Timedelta(days=1),
+            "measurements": [cpu.measurements[0].model_copy(update={"value": 0.75})],
+        }
+    )
     twin = cpu.model_copy(update={"machine": CPU.model_copy(update={"id": "local-test-cpu-99999999"})})
     for name, data in {"a.json": cpu, "b.json": newer, "c.json": twin}.items():
         write_results(data, tmp_path / name)

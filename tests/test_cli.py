@@ -136,10 +136,20 @@ def test_validate_lists_implausible_values_without_failing(tmp_path):
     from benchlib.results.store import write_results
 
     results = ResultsFile(
-        run_id="r1", created=datetime(2026, 11, 21, tzinfo=timezone.utc), benchlib_version="0.1.0", methodology_version="1",
+        run_id="r1",
+        created=datetime(2026, 11, 21, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
         machine=Machine(id="m", label="m", software=Software()),
-        measurements=[MeasurementRecord(workload="w", framework="torch", device="cpu", value=-2.0,
-                                        metric=Metric(name="time", unit="ms", higher_is_better=False))],
+        measurements=[
+            MeasurementRecord(
+                workload="w",
+                framework="torch",
+                device="cpu",
+                value=-2.0,
+                metric=Metric(name="time", unit="ms", higher_is_better=False),
+            )
+        ],
     )
     write_results(results, tmp_path / "r1.json")
     result = runner.invoke(app, ["validate", str(tmp_path)])
@@ -162,7 +172,7 @@ def indented_under(line_start: str, lines: list[str]) -> list[str]:
     """The lines indented by 4 that follow the first line starting with ``line_start``."""
     start = next(i for i, line in enumerate(lines) if line.startswith(line_start))
     block = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith(" "):
             break
         if len(line) - len(line.lstrip()) == 4:  # deeper: that line's own continuation
@@ -197,16 +207,35 @@ def test_run_table_reads_well_in_a_narrow_terminal(width):
     from benchlib.cli.output import records_table
     from benchlib.results.schema import MeasurementRecord, Metric, Stats
 
-    message = ("amp: fp16 mixed precision is not available on AMD EPYC: autocast here runs only bf16 "
-               "(fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)")
+    message = (
+        "amp: fp16 mixed precision is not available on AMD EPYC: autocast here runs only bf16 "
+        "(fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)"
+    )
     params = {"scale": 0.125, "batch": 16, "side": 32, "channels": 3, "filters": 256, "kernel": 5, "stride": 2}
     time = Metric(name="time", unit="ms", higher_is_better=False)
     stats = Stats(median=0.035, iqr=0.008, mean=0.035, min=0.03, max=0.05, n=20, noisy=True)
     records = [
-        MeasurementRecord(workload="conv2d", framework="torch", device="cpu", device_name="AMD EPYC", dtype="fp32",
-                          metric=time, value=34.97, stats=stats, params=params),
-        MeasurementRecord(workload="training_throughput", framework="torch", device="cpu", device_name="AMD EPYC",
-                          dtype="fp16", metric=time, status="skipped", message=message),
+        MeasurementRecord(
+            workload="conv2d",
+            framework="torch",
+            device="cpu",
+            device_name="AMD EPYC",
+            dtype="fp32",
+            metric=time,
+            value=34.97,
+            stats=stats,
+            params=params,
+        ),
+        MeasurementRecord(
+            workload="training_throughput",
+            framework="torch",
+            device="cpu",
+            device_name="AMD EPYC",
+            dtype="fp16",
+            metric=time,
+            status="skipped",
+            message=message,
+        ),
     ]
     lines = rendered(records_table(records, "local · AMD EPYC (CPU only): quick suite"), width)
     assert all(len(line) <= width and line == line.rstrip() for line in lines)

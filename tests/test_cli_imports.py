@@ -44,16 +44,19 @@ def is_cli(name: str) -> bool:
     return name == CLI or name.startswith(CLI + ".")
 
 
-@pytest.mark.parametrize(("source", "module", "expected"), [
-    ("import benchlib.cli", "benchlib.measure.runner", True),
-    ("from benchlib import cli", "benchlib.measure.runner", True),
-    ("from benchlib.cli.output import console", "benchlib.measure.runner", True),
-    ("def f():\n    from benchlib.cli import usage_error", "benchlib.measure.max_batch", True),
-    ("from .. import cli", "benchlib.measure.max_batch", True),
-    ("from ..cli.output import err", "benchlib.measure.max_batch", True),
-    ("from . import cli_helpers, search", "benchlib.models.trainable", False),
-    ("from benchlib.results import schema", "benchlib.measure.runner", False),
-])
+@pytest.mark.parametrize(
+    ("source", "module", "expected"),
+    [
+        ("import benchlib.cli", "benchlib.measure.runner", True),
+        ("from benchlib import cli", "benchlib.measure.runner", True),
+        ("from benchlib.cli.output import console", "benchlib.measure.runner", True),
+        ("def f():\n    from benchlib.cli import usage_error", "benchlib.measure.max_batch", True),
+        ("from .. import cli", "benchlib.measure.max_batch", True),
+        ("from ..cli.output import err", "benchlib.measure.max_batch", True),
+        ("from . import cli_helpers, search", "benchlib.models.trainable", False),
+        ("from benchlib.results import schema", "benchlib.measure.runner", False),
+    ],
+)
 def test_the_import_reader_sees_every_form_of_import(source, module, expected):
     assert any(is_cli(name) for name in imported_names(source, module)) is expected
 
@@ -71,7 +74,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
     def visit(node: str, path: list[str]) -> list[str] | None:
         if node in path:
-            return path[path.index(node):] + [node]
+            return path[path.index(node) :] + [node]
         if node in done:
             return None
         for target in sorted(graph[node]):
@@ -91,8 +94,10 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def cli_import_graph() -> dict[str, set[str]]:
     """Which `benchlib.cli` modules each one imports (the package importing its own submodules aside)."""
     paths = {module_name(path): path for path in (PACKAGE_DIR / "cli").glob("*.py")}
-    return {module: {name for name in imports_of(path) if name in paths and name != module}
-            for module, path in paths.items()}
+    return {
+        module: {name for name in imports_of(path) if name in paths and name != module}
+        for module, path in paths.items()
+    }
 
 
 def test_the_cli_modules_import_each_other_without_a_cycle():

@@ -8,12 +8,15 @@ import numpy as np
 import pytest
 
 from benchlib.backends import tf_backend as tfb
-from benchlib.models import fashion_mnist as fm
 from benchlib.measure.runner import run_workload
+from benchlib.models import fashion_mnist as fm
 from benchlib.workloads import RunContext, get
 
 TINY = {
-    "batch_size": 8, "train_samples": 32, "data": "synthetic", "real_epoch": False,
+    "batch_size": 8,
+    "train_samples": 32,
+    "data": "synthetic",
+    "real_epoch": False,
     "timer": {"warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.5, "min_samples": 3, "target_block_s": 0.0},
 }
 # Worked out by hand from the layers (weights + biases; BatchNorm: gamma, beta | mean, variance):

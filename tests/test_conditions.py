@@ -11,15 +11,29 @@ from types import SimpleNamespace
 import pytest
 
 from benchlib.measure import conditions as cond
-from benchlib.measure.conditions import ConditionsSampler, Snapshot, compare, disturbed_line, disturbed_workloads, run_disturbed
+from benchlib.measure.conditions import (
+    ConditionsSampler,
+    Snapshot,
+    compare,
+    disturbed_line,
+    disturbed_workloads,
+    run_disturbed,
+)
+from benchlib.measure.runner import run_suite
 from benchlib.results.schema import Conditions, ResultsFile, RunPlan
 from benchlib.results.store import read_results
-from benchlib.measure.runner import run_suite
 
 
 def snap(at, *, user=0.0, system=0.0, idle=0.0, steal=0.0, own=0.0, gpu=None, pids=(1,)):
-    return Snapshot(at=at, unix_us=int(at * 1e6), load_1m=0.5, own_cpu_s=own, own_pids=frozenset(pids), gpu_processes=gpu,
-                    cpu_s={"user": user, "system": system, "idle": idle, "iowait": 0.0, "steal": steal, "guest": 0.0})
+    return Snapshot(
+        at=at,
+        unix_us=int(at * 1e6),
+        load_1m=0.5,
+        own_cpu_s=own,
+        own_pids=frozenset(pids),
+        gpu_processes=gpu,
+        cpu_s={"user": user, "system": system, "idle": idle, "iowait": 0.0, "steal": steal, "guest": 0.0},
+    )
 
 
 def test_busy_time_outside_the_run_is_others_and_disturbs():
@@ -147,7 +161,6 @@ def test_thresholds_are_documented_from_the_constants():
     assert f"{cond.GPU_OTHERS_MAX_SM_PERCENT:g}%" in text
 
 
-
 class ScriptedSampler:
     """Stands in for the real sampler in a run: the workloads at the indices in ``busy`` were disturbed."""
 
@@ -164,13 +177,19 @@ class ScriptedSampler:
         index = len(ScriptedSampler.calls)
         ScriptedSampler.calls.append(tuple(run_pids))
         busy = index in self.busy
-        return Conditions(seconds=1.0, logical_cpus=2, others_cpu_s=0.9 if busy else 0.0, others_cpu_share=0.45 if busy else 0.0,
-                          disturbed=["other processes took 45% of the CPU (0.90 CPUs on average)"] if busy else [])
+        return Conditions(
+            seconds=1.0,
+            logical_cpus=2,
+            others_cpu_s=0.9 if busy else 0.0,
+            others_cpu_share=0.45 if busy else 0.0,
+            disturbed=["other processes took 45% of the CPU (0.90 CPUs on average)"] if busy else [],
+        )
 
 
 @pytest.fixture
 def scripted(monkeypatch):
     from benchlib.measure import runner
+
     ScriptedSampler.calls = []
     monkeypatch.setattr(runner, "ConditionsSampler", ScriptedSampler)
     return ScriptedSampler
@@ -184,7 +203,9 @@ def select(names):
 
 def test_a_run_records_each_workloads_conditions_and_is_marked_disturbed(tmp_path, machine, scripted, tiny):
     scripted.busy = frozenset({1})
-    outcome = run_suite(select(["tiny-1", "tiny-2", "tiny-3"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
+    outcome = run_suite(
+        select(["tiny-1", "tiny-2", "tiny-3"]), suite="quick", device="cpu", machine=machine, out_dir=tmp_path
+    )
     saved = read_results(outcome.path)
     assert saved.disturbed is True
     assert list(saved.plan.conditions) == ["tiny-1", "tiny-2", "tiny-3"]
@@ -219,8 +240,14 @@ def test_a_real_run_records_conditions_for_every_workload(tmp_path, machine, tin
 
 
 def test_files_without_conditions_stay_valid(tmp_path, machine):
-    old = ResultsFile(run_id="old", created=datetime(2026, 1, 1, tzinfo=timezone.utc), benchlib_version="0.1.0",
-                      methodology_version="1", machine=machine, plan=RunPlan(workloads=["x"], size="quick", device="cpu"))
+    old = ResultsFile(
+        run_id="old",
+        created=datetime(2026, 1, 1, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        machine=machine,
+        plan=RunPlan(workloads=["x"], size="quick", device="cpu"),
+    )
     data = old.model_dump(mode="json", exclude_none=True)
     del data["plan"]["conditions"]
     path = tmp_path / "old.json"
@@ -229,10 +256,21 @@ def test_files_without_conditions_stay_valid(tmp_path, machine):
 
 
 def test_a_run_resumed_from_a_file_without_conditions_is_not_called_quiet(machine):
-    plan = RunPlan(workloads=["a", "b"], size="quick", device="cpu", wall_s={"a": 1.0, "b": 1.0},
-                   conditions={"b": Conditions(seconds=1.0)})
-    run = ResultsFile(run_id="r", created=datetime(2026, 1, 1, tzinfo=timezone.utc), benchlib_version="0.1.0",
-                      methodology_version="1", machine=machine, plan=plan)
+    plan = RunPlan(
+        workloads=["a", "b"],
+        size="quick",
+        device="cpu",
+        wall_s={"a": 1.0, "b": 1.0},
+        conditions={"b": Conditions(seconds=1.0)},
+    )
+    run = ResultsFile(
+        run_id="r",
+        created=datetime(2026, 1, 1, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        machine=machine,
+        plan=plan,
+    )
     assert run_disturbed(run) is None  # "a" ran before conditions were recorded
     plan.conditions["a"] = Conditions(seconds=1.0)
     assert run_disturbed(run) is False

@@ -4,7 +4,7 @@ import importlib.util
 from pathlib import Path
 
 from benchlib.measure.runner import run_workload
-from benchlib.workloads import RunContext, _REGISTRY
+from benchlib.workloads import _REGISTRY, RunContext
 
 SNIPPET = Path(__file__).parents[1] / "snippets" / "contributing" / "example_workload.py"
 

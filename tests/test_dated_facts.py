@@ -8,8 +8,8 @@ from datetime import date
 import pytest
 from typer.testing import CliRunner
 
-from benchlib.core import freshness
 from benchlib.cli import app
+from benchlib.core import freshness
 from benchlib.derive.dated_facts import ORIGIN_FILES, dated_facts
 
 runner = CliRunner()

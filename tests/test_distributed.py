@@ -49,10 +49,24 @@ CPU_LINK = Interconnect("none", "CPU processes")
 
 def report(**kw) -> WorkerReport:
     base = dict(
-        engine="torch", framework="torch", framework_version="2.x", launcher="torchrun", backend="gloo",
-        device="cpu", device_names=[], world_size=2, per_device_batch=16, threads_per_process=1,
-        warmup_steps=2, warmup_s=0.5, steps_per_sample=1, sample_times_s=[0.2, 0.25, 0.3], sync="none",
-        loss_first=2.3, loss_last=1.9, replicas_in_sync=True,
+        engine="torch",
+        framework="torch",
+        framework_version="2.x",
+        launcher="torchrun",
+        backend="gloo",
+        device="cpu",
+        device_names=[],
+        world_size=2,
+        per_device_batch=16,
+        threads_per_process=1,
+        warmup_steps=2,
+        warmup_s=0.5,
+        steps_per_sample=1,
+        sample_times_s=[0.2, 0.25, 0.3],
+        sync="none",
+        loss_first=2.3,
+        loss_last=1.9,
+        replicas_in_sync=True,
     )
     return WorkerReport(**(base | kw))
 
@@ -106,9 +120,19 @@ class FakeNVML:
     class NVMLError(Exception):
         pass
 
-    def __init__(self, level: int = 30, nvlink_pairs: set[tuple[int, int]] = frozenset(), p2p_supported: bool = True,
-                 active_links: set[int] = frozenset()):
-        self.level, self.nvlink_pairs, self.p2p_supported, self.active_links = level, nvlink_pairs, p2p_supported, active_links
+    def __init__(
+        self,
+        level: int = 30,
+        nvlink_pairs: set[tuple[int, int]] = frozenset(),
+        p2p_supported: bool = True,
+        active_links: set[int] = frozenset(),
+    ):
+        self.level, self.nvlink_pairs, self.p2p_supported, self.active_links = (
+            level,
+            nvlink_pairs,
+            p2p_supported,
+            active_links,
+        )
 
     def nvmlDeviceGetHandleByIndex(self, i):
         return i
@@ -290,15 +314,17 @@ def test_run_worker_needs_a_report(tmp_path):
 
 def test_root_cause_is_the_last_exception_line():
     # The shape of torchrun's failure summary: its own ChildFailedError, then the worker's root cause.
-    log = "\n".join([
-        "W1121 torch/distributed/run.py: Setting OMP_NUM_THREADS",
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
-        "Root Cause (first observed failure):",
-        "  traceback : Traceback (most recent call last):",
-        '      raise RuntimeError("nccl2 requires at least one CUDA device")',
-        "  RuntimeError: nccl2 requires at least one CUDA device",
-        "============================================================",
-    ])
+    log = "\n".join(
+        [
+            "W1121 torch/distributed/run.py: Setting OMP_NUM_THREADS",
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+            "Root Cause (first observed failure):",
+            "  traceback : Traceback (most recent call last):",
+            '      raise RuntimeError("nccl2 requires at least one CUDA device")',
+            "  RuntimeError: nccl2 requires at least one CUDA device",
+            "============================================================",
+        ]
+    )
     assert root_cause(log) == "RuntimeError: nccl2 requires at least one CUDA device"
     assert root_cause("only a line\n") == "only a line"
     assert root_cause("") == "no output"
@@ -322,7 +348,9 @@ def test_a_worker_that_crashes_is_launched_afresh_once(tmp_path, crashes):
     script.write_text(WORKER_THAT_CRASHES_ONCE)
     cmd = [sys.executable, str(script), str(out), str(tries), crashes]
     if crashes == "once":
-        assert run_worker(cmd, out, dict(os.environ), 60, "flaky", retries=1) == WorkerSkipped(engine="torch", message="attempt 2")
+        assert run_worker(cmd, out, dict(os.environ), 60, "flaky", retries=1) == WorkerSkipped(
+            engine="torch", message="attempt 2"
+        )
     else:
         with pytest.raises(WorkerFailed, match="flaky: exited with code -6"):
             run_worker(cmd, out, dict(os.environ), 60, "flaky", retries=1)

@@ -32,7 +32,12 @@ def test_ddp_on_two_gloo_processes_through_torchrun(tmp_path, machine):
         assert r.status == "ok", r.message
         assert r.framework == "torch" and r.device == "cpu" and r.device_name == "Test CPU"
         p = r.params
-        assert (p["launcher"], p["backend"], p["interconnect"], p["threads_per_process"]) == ("torchrun", "gloo", "none", 1)
+        assert (p["launcher"], p["backend"], p["interconnect"], p["threads_per_process"]) == (
+            "torchrun",
+            "gloo",
+            "none",
+            1,
+        )
         assert p["global_batch"] == n * p["per_device_batch"]
         assert r.value == pytest.approx(p["global_batch"] / r.stats.median)
         assert p["per_device_samples_per_s"] == pytest.approx(r.value / n)

@@ -33,12 +33,26 @@ PCIE = Interconnect("pcie", "PCIe, through the CPU's PCIe host bridge (GPUs [0, 
 
 def launch_records(machine, one_s: float, two_s: float) -> list:
     """dp-train for 1 and 2 GPUs with these step times, and the dp-scaling record between them."""
+
     def report(world: int, step_s: float) -> WorkerReport:
         return WorkerReport(
-            engine="torch", framework="torch", framework_version="2.x", launcher="torchrun", backend="nccl",
-            device="cuda", device_names=["Tesla T4"] * world, world_size=world, per_device_batch=128,
-            warmup_steps=10, warmup_s=2.0, steps_per_sample=5, sample_times_s=[step_s] * 3, sync="torch.cuda.synchronize",
-            loss_first=2.3, loss_last=1.2, replicas_in_sync=True,
+            engine="torch",
+            framework="torch",
+            framework_version="2.x",
+            launcher="torchrun",
+            backend="nccl",
+            device="cuda",
+            device_names=["Tesla T4"] * world,
+            world_size=world,
+            per_device_batch=128,
+            warmup_steps=10,
+            warmup_s=2.0,
+            steps_per_sample=5,
+            sample_times_s=[step_s] * 3,
+            sync="torch.cuda.synchronize",
+            loss_first=2.3,
+            loss_last=1.2,
+            replicas_in_sync=True,
         )
 
     one, two = (train_record(report(w, s), PCIE, None, "standard") for w, s in ((1, one_s), (2, two_s)))
@@ -46,8 +60,16 @@ def launch_records(machine, one_s: float, two_s: float) -> list:
 
 
 def write(folder: Path, machine, records, run_id: str) -> None:
-    results = ResultsFile(run_id=run_id, created=datetime(2026, 11, 20, tzinfo=timezone.utc), benchlib_version="0.1.0",
-                          methodology_version="1", suite="standard", complete=True, machine=machine, measurements=records)
+    results = ResultsFile(
+        run_id=run_id,
+        created=datetime(2026, 11, 20, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        suite="standard",
+        complete=True,
+        machine=machine,
+        measurements=records,
+    )
     write_results(results, folder / machine.id / f"{run_id}.json")
 
 
@@ -72,7 +94,12 @@ def test_valid_efficiency_is_charted_with_spec_fallback_and_table(tmp_path, kagg
     rows = scaling_rows(data(tmp_path))
     (row,) = chart_rows(rows).itertuples()
     assert row.value == pytest.approx(0.8) and row.param_speedup == pytest.approx(1.6)
-    assert (row.param_engine, row.param_backend, row.param_interconnect, row.param_world_size) == ("torch", "nccl", "pcie", 2)
+    assert (row.param_engine, row.param_backend, row.param_interconnect, row.param_world_size) == (
+        "torch",
+        "nccl",
+        "pcie",
+        2,
+    )
     assert row.subject == "Kaggle · 2× Tesla T4 <b>" and row.setting == "PyTorch · 2 devices · pcie"
     assert row.label == "80% (1.60× speedup)"
 

@@ -9,8 +9,17 @@ from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
 from benchlib.workloads.fastai_transfer import is_cat, write_images
 
-TINY = {"arch": "resnet18", "pretrained": False, "images": 20, "image_side": 32, "batch_sizes": [8],
-        "precisions": ["fp32", "fp16"], "warmup_epochs": 0, "epochs": 1, "num_workers": 0}
+TINY = {
+    "arch": "resnet18",
+    "pretrained": False,
+    "images": 20,
+    "image_side": 32,
+    "batch_sizes": [8],
+    "precisions": ["fp32", "fp16"],
+    "warmup_epochs": 0,
+    "epochs": 1,
+    "num_workers": 0,
+}
 
 
 def run_tiny(machine, **overrides):
@@ -35,7 +44,12 @@ def test_fp32_epoch_time_and_fp16_skipped_on_cpu(machine):
     by = {r.dtype: r for r in records}
     fp32, fp16 = by["fp32"], by["fp16"]
     assert fp32.status == "ok", fp32.message
-    assert (fp32.workload, fp32.framework, fp32.metric.name, fp32.metric.unit) == ("fastai_transfer", "fastai", "epoch_time", "s")
+    assert (fp32.workload, fp32.framework, fp32.metric.name, fp32.metric.unit) == (
+        "fastai_transfer",
+        "fastai",
+        "epoch_time",
+        "s",
+    )
     assert fp32.value == pytest.approx(fp32.stats.median) and fp32.stats.n == 1
     assert fp32.params["batch_size"] == 8 and fp32.params["num_workers"] == 0 and fp32.params["pretrained"] is False
     assert fp16.status == "skipped" and "to_fp16 needs CUDA" in fp16.message

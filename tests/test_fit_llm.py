@@ -9,12 +9,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from benchlib.cli.fit import fit
-from benchlib.predict.llm_memory import DEPTHS, LLMPredictor, StepTracer, make_setup
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
+from benchlib.cli.fit import fit
+from benchlib.core.units import GIB
+from benchlib.predict.llm_memory import DEPTHS, LLMPredictor, StepTracer, make_setup
 from benchlib.predict.memory import memory_limit
 from benchlib.predict.quantized import storage_bytes
-from benchlib.core.units import GIB
 
 LAYERS = 6
 
@@ -22,9 +22,17 @@ LAYERS = 6
 def tiny_llama(layers: int = LAYERS, **extra) -> LanguageModel:
     from transformers import LlamaConfig
 
-    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=layers, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=512, max_position_embeddings=4096,
-                         architectures=["LlamaForCausalLM"], **extra)
+    config = LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=512,
+        max_position_embeddings=4096,
+        architectures=["LlamaForCausalLM"],
+        **extra,
+    )
     return LanguageModel("tiny-llama", "Tiny Llama", config=config)
 
 
@@ -34,11 +42,13 @@ SETUPS = {
     "train fp32 + bf16 autocast": make_setup("train", dtype="bf16", batch=2, seq_len=32),
     "train pure bf16": make_setup("train", weights="bf16", batch=2, seq_len=32),
     "lora": make_setup("lora", batch=2, seq_len=32, lora_rank=4),
-    "lora q,v with checkpointing": make_setup("lora", batch=2, seq_len=32, lora_rank=4, lora_targets="q_proj,v_proj",
-                                              grad_checkpointing=True),
+    "lora q,v with checkpointing": make_setup(
+        "lora", batch=2, seq_len=32, lora_rank=4, lora_targets="q_proj,v_proj", grad_checkpointing=True
+    ),
     "qlora": make_setup("qlora", batch=2, seq_len=32, lora_rank=4),
-    "qlora 8-bit paged optimizer": make_setup("qlora", batch=2, seq_len=32, lora_rank=4, optimizer="paged_adamw_8bit",
-                                              grad_checkpointing=True),
+    "qlora 8-bit paged optimizer": make_setup(
+        "qlora", batch=2, seq_len=32, lora_rank=4, optimizer="paged_adamw_8bit", grad_checkpointing=True
+    ),
     "lora int8": make_setup("lora", weights="int8", batch=2, seq_len=32, lora_rank=4),
 }
 
@@ -132,14 +142,17 @@ def test_traces_are_cached_on_disk_and_reused(tmp_path, monkeypatch):
     assert LLMPredictor(model, setup, tmp_path).breakdown(2) == first
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"mode": "train", "weights": "nf4"}, "quantized weights can't be trained"),
-    ({"mode": "qlora", "weights": "bf16"}, "--mode qlora stores the base in nf4"),
-    ({"mode": "inference", "lora_rank": 8}, "--lora-rank applies to --mode lora or qlora"),
-    ({"mode": "inference", "grad_checkpointing": True}, "--grad-checkpointing applies to training modes"),
-    ({"mode": "finetune"}, "--mode 'finetune'"),
-    ({"mode": "lora", "weights": "bf16", "dtype": "fp16"}, "--weights bf16 computes in bf16"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mode": "train", "weights": "nf4"}, "quantized weights can't be trained"),
+        ({"mode": "qlora", "weights": "bf16"}, "--mode qlora stores the base in nf4"),
+        ({"mode": "inference", "lora_rank": 8}, "--lora-rank applies to --mode lora or qlora"),
+        ({"mode": "inference", "grad_checkpointing": True}, "--grad-checkpointing applies to training modes"),
+        ({"mode": "finetune"}, "--mode 'finetune'"),
+        ({"mode": "lora", "weights": "bf16", "dtype": "fp16"}, "--weights bf16 computes in bf16"),
+    ],
+)
 def test_setups_that_make_no_sense_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         make_setup(**kwargs)
@@ -190,8 +203,15 @@ def test_fit_answers_for_a_shipped_model_as_json():
     answer = json.loads(result.stdout)
     assert isinstance(answer["tensor_peak_bytes"], int) and isinstance(answer["peak_bytes"], int)
     assert answer["peak_bytes"] > answer["tensor_peak_bytes"] and answer["fits"] is True
-    assert set(answer["breakdown"]) == {"weights", "gradients", "optimizer_state", "activations", "kv_cache",
-                                        "cuda_context", "allocator"}
+    assert set(answer["breakdown"]) == {
+        "weights",
+        "gradients",
+        "optimizer_state",
+        "activations",
+        "kv_cache",
+        "cuda_context",
+        "allocator",
+    }
     assert sum(answer["breakdown"].values()) == answer["peak_bytes"]
     assert answer["setup"]["weights"] == "nf4" and answer["setup"]["dtype"] == "fp16"  # the T4 has no bf16
     assert answer["largest_batch"] >= 1
@@ -199,9 +219,21 @@ def test_fit_answers_for_a_shipped_model_as_json():
 
 def test_fit_reads_a_config_json(tmp_path):
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 64,
-                                  "intermediate_size": 128, "num_hidden_layers": 6, "num_attention_heads": 4,
-                                  "num_key_value_heads": 2, "vocab_size": 500, "max_position_embeddings": 1024}))
+    config.write_text(
+        json.dumps(
+            {
+                "model_type": "qwen2",
+                "architectures": ["Qwen2ForCausalLM"],
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_hidden_layers": 6,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "vocab_size": 500,
+                "max_position_embeddings": 1024,
+            }
+        )
+    )
     result = invoke("--model", str(config), "--memory-limit", "64MiB", "--seq-len", "128")
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
@@ -212,7 +244,8 @@ def test_fit_reads_a_config_json(tmp_path):
 
 
 def test_fit_builds_a_model_from_a_factory(tmp_path, monkeypatch):
-    (tmp_path / "my_models.py").write_text(textwrap.dedent("""
+    (tmp_path / "my_models.py").write_text(
+        textwrap.dedent("""
         import torch
         from torch import nn
 
@@ -232,27 +265,44 @@ def test_fit_builds_a_model_from_a_factory(tmp_path, monkeypatch):
 
         def plain():
             return Plain()
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    gpt2 = invoke("--model", "my_models:tiny_gpt2", "--mode", "lora", "--memory-limit", "256MiB", "--seq-len", "64", "--json")
+    gpt2 = invoke(
+        "--model", "my_models:tiny_gpt2", "--mode", "lora", "--memory-limit", "256MiB", "--seq-len", "64", "--json"
+    )
     assert gpt2.exit_code == 0, gpt2.output
     answer = json.loads(gpt2.stdout)
     assert "extrapolated per layer to 6" in answer["method"] and answer["fits"]
-    plain = invoke("--model", "my_models:plain", "--mode", "train", "--memory-limit", "256MiB", "--seq-len", "64", "--json")
+    plain = invoke(
+        "--model", "my_models:plain", "--mode", "train", "--memory-limit", "256MiB", "--seq-len", "64", "--json"
+    )
     assert plain.exit_code == 0, plain.output
     answer = json.loads(plain.stdout)
     assert "full depth" in answer["method"] and answer["breakdown"]["optimizer_state"] > 0
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--model", "lama-3.2-1b", "--gpu", "T4"], "unknown model 'lama-3.2-1b' (did you mean 'llama-3.2-1b'?)"),
-    (["--model", "llama-3.2-1b", "--gpu", "T4", "--mode", "train", "--weights", "nf4"], "quantized weights can't be trained"),
-    (["--model", "llama-3.2-1b", "--gpu", "T4", "--dtype", "bf16"], "--dtype bf16: the T4 has no hardware bf16"),
-    (["--model", "llama-3.2-1b", "--gpu", "T4", "--input", "3x224x224"], "--input is for the five built-in networks"),
-    (["--model", "missing/config.json", "--gpu", "T4"], "--model missing/config.json: no config.json there"),
-    (["--model", "nowhere_module:factory", "--gpu", "T4"], "can't import nowhere_module"),
-    (["--model", "resnet50", "--gpu", "T4", "--mode", "lora"], "--mode lora: resnet50 is one of the five built-in networks"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "lama-3.2-1b", "--gpu", "T4"], "unknown model 'lama-3.2-1b' (did you mean 'llama-3.2-1b'?)"),
+        (
+            ["--model", "llama-3.2-1b", "--gpu", "T4", "--mode", "train", "--weights", "nf4"],
+            "quantized weights can't be trained",
+        ),
+        (["--model", "llama-3.2-1b", "--gpu", "T4", "--dtype", "bf16"], "--dtype bf16: the T4 has no hardware bf16"),
+        (
+            ["--model", "llama-3.2-1b", "--gpu", "T4", "--input", "3x224x224"],
+            "--input is for the five built-in networks",
+        ),
+        (["--model", "missing/config.json", "--gpu", "T4"], "--model missing/config.json: no config.json there"),
+        (["--model", "nowhere_module:factory", "--gpu", "T4"], "can't import nowhere_module"),
+        (
+            ["--model", "resnet50", "--gpu", "T4", "--mode", "lora"],
+            "--mode lora: resnet50 is one of the five built-in networks",
+        ),
+    ],
+)
 def test_fit_rejects_bad_language_model_input_by_name(args, message, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     result = invoke(*args)
@@ -283,13 +333,40 @@ def test_tied_embeddings_are_counted_once_as_from_pretrained_ties_them():
     assert weights == 2 * params + buffers
 
 
-@pytest.mark.parametrize(("config", "mode"), [
-    ({"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden_size": 64, "intermediate_size": 128,
-      "num_hidden_layers": 6, "num_attention_heads": 4, "vocab_size": 400, "max_position_embeddings": 256}, "train"),
-    ({"model_type": "llama", "architectures": ["LlamaForSequenceClassification"], "hidden_size": 64,
-      "intermediate_size": 128, "num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2,
-      "vocab_size": 400, "num_labels": 3, "pad_token_id": 0, "max_position_embeddings": 256}, "lora"),
-])
+@pytest.mark.parametrize(
+    ("config", "mode"),
+    [
+        (
+            {
+                "model_type": "bert",
+                "architectures": ["BertForMaskedLM"],
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_hidden_layers": 6,
+                "num_attention_heads": 4,
+                "vocab_size": 400,
+                "max_position_embeddings": 256,
+            },
+            "train",
+        ),
+        (
+            {
+                "model_type": "llama",
+                "architectures": ["LlamaForSequenceClassification"],
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_hidden_layers": 6,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "vocab_size": 400,
+                "num_labels": 3,
+                "pad_token_id": 0,
+                "max_position_embeddings": 256,
+            },
+            "lora",
+        ),
+    ],
+)
 def test_masked_lms_and_classifiers_are_built_with_the_class_their_config_names(tmp_path, config, mode):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
@@ -298,5 +375,6 @@ def test_masked_lms_and_classifiers_are_built_with_the_class_their_config_names(
     tracer = StepTracer(model, setup, 3)
     built = tracer.model.get_base_model() if mode == "lora" else tracer.model
     assert type(built).__name__ == config["architectures"][0]
-    assert LLMPredictor(model, setup).breakdown(2) == max(StepTracer(model, setup, None).peak(2).values(),
-                                                           key=lambda kinds: kinds["total"])
+    assert LLMPredictor(model, setup).breakdown(2) == max(
+        StepTracer(model, setup, None).peak(2).values(), key=lambda kinds: kinds["total"]
+    )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchlib.models.trainable import MODELS, UnknownModel, get_model
 from benchlib.models.step import TrainingStep
+from benchlib.models.trainable import MODELS, UnknownModel, get_model
 
 # Published parameter counts, in millions; ours may differ by the heads we attach.
 PUBLISHED_PARAMS_M = {

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from benchlib.cli.fit import fit
 from benchlib.cli.fit_options import parse_bytes, parse_shape
+from benchlib.core.units import GIB, MIB
 from benchlib.predict import memory as fit_predict
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
@@ -24,7 +25,6 @@ from benchlib.predict.memory import (
     memory_limit,
     solve_max_batch,
 )
-from benchlib.core.units import GIB, MIB
 
 # ----------------------------------------------------------------------------- the solver
 
@@ -149,7 +149,9 @@ def test_allowances_are_set_aside_before_the_tensors():
     assert abs(t4.on_device(t4.tensor_budget) - t4.usable_bytes) < 16
 
 
-@pytest.mark.parametrize(("name", "message"), [("T5", "did you mean 'T4'"), ("TPU v3", "is a TPU, not a GPU"), ("H1OO", "unknown GPU")])
+@pytest.mark.parametrize(
+    ("name", "message"), [("T5", "did you mean 'T4'"), ("TPU v3", "is a TPU, not a GPU"), ("H1OO", "unknown GPU")]
+)
 def test_unknown_or_non_gpu_devices_are_named(name, message):
     with pytest.raises(UnknownGPU, match=message):
         gpu_memory(name)
@@ -199,8 +201,9 @@ def command() -> typer.Typer:
 
 
 def test_fit_command_answers_for_a_memory_budget_as_json():
-    result = CliRunner().invoke(command(), ["fit", "--model", "unet", "--size", "small", "--memory-limit", "16MiB",
-                                            "--batch", "4", "--json"])
+    result = CliRunner().invoke(
+        command(), ["fit", "--model", "unet", "--size", "small", "--memory-limit", "16MiB", "--batch", "4", "--json"]
+    )
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert answer["max_batch"] >= 4 and answer["fits"] is True
@@ -227,8 +230,17 @@ def test_fit_command_rejects_bad_input_by_name(args, message):
     assert message in output and "Traceback" not in output
 
 
-@pytest.mark.parametrize(("text", "expected"), [("2GiB", 2 * GIB), ("1.5G", int(1.5 * GIB)), ("512MiB", 512 * MIB),
-                                                ("4GB", 4 * GIB), ("1024", 1024), ("64 kib", 64 * 1024)])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2GiB", 2 * GIB),
+        ("1.5G", int(1.5 * GIB)),
+        ("512MiB", 512 * MIB),
+        ("4GB", 4 * GIB),
+        ("1024", 1024),
+        ("64 kib", 64 * 1024),
+    ],
+)
 def test_parse_bytes(text, expected):
     assert parse_bytes(text) == expected
 

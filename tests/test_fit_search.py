@@ -6,8 +6,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from benchlib.cli.max_batch import max_batch
 from benchlib.backends.oom import is_oom_error
+from benchlib.cli.max_batch import max_batch
 from benchlib.measure.max_batch import CapExceeded, TrialOutcome, TrialRequest, isolated_trial, search_max_batch
 from benchlib.results.store import read_results
 
@@ -78,7 +78,9 @@ def test_bad_search_bounds_are_refused():
     [
         MemoryError(),
         CapExceeded("over the cap"),
-        RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: you tried to allocate 8388608 bytes"),
+        RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: you tried to allocate 8388608 bytes"
+        ),
         RuntimeError("std::bad_alloc"),
         RuntimeError("MPS backend out of memory (MPS allocated: 17.00 GB, other allocations: 1.2 GB)"),
         RuntimeError("OOM when allocating tensor with shape[64,3,224,224]"),
@@ -96,7 +98,9 @@ def test_torch_cuda_out_of_memory_error_is_recognised():
     assert is_oom_error(torch.cuda.OutOfMemoryError("Tried to allocate 2.00 GiB"))
 
 
-@pytest.mark.parametrize("exc", [ValueError("Expected more than 1 value per channel"), RuntimeError("shape mismatch"), KeyError("x")])
+@pytest.mark.parametrize(
+    "exc", [ValueError("Expected more than 1 value per channel"), RuntimeError("shape mismatch"), KeyError("x")]
+)
 def test_other_errors_are_not_out_of_memory(exc):
     assert not is_oom_error(exc)
 
@@ -147,10 +151,22 @@ def test_max_batch_command_searches_under_a_cap_and_writes_a_results_file(tmp_pa
     app = typer.Typer()
     app.command("max-batch")(max_batch)
     app.command("unused")(lambda: None)
-    result = CliRunner().invoke(app, [
-        "max-batch", "--model", "bert_base", "--size", "small", "--memory-limit", "12MiB", "--steps", "1",
-        "--out", str(tmp_path),
-    ])
+    result = CliRunner().invoke(
+        app,
+        [
+            "max-batch",
+            "--model",
+            "bert_base",
+            "--size",
+            "small",
+            "--memory-limit",
+            "12MiB",
+            "--steps",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     [path] = list(tmp_path.rglob("*.json"))
     results = read_results(path)
@@ -183,4 +199,3 @@ def test_max_batch_rejects_bad_input_by_name(tmp_path):
         output = " ".join(result.output.split())  # rich wraps long lines
         assert expected in output and "Traceback" not in output
     assert not list(tmp_path.rglob("*.json"))
-

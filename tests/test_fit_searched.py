@@ -6,13 +6,15 @@ from dataclasses import replace
 
 import pytest
 
-from benchlib.models.trainable import get_model
-from benchlib.measure.max_batch import SearchResult, TrialOutcome, TrialRequest, search_records
 from benchlib.derive.searched import fit_prediction, model_label, request_of
+from benchlib.measure.max_batch import SearchResult, TrialOutcome, TrialRequest, search_records
+from benchlib.models.trainable import get_model
 
 SEARCHES = [
     TrialRequest(model="unet", batch=1, size="small", dtype="fp16", device="cpu", memory_limit=16 * 1024**2),
-    TrialRequest(model="resnet50", batch=1, dtype="fp32", optimizer="sgd", device="cuda", input_shape=(3, 160, 160), steps=3),
+    TrialRequest(
+        model="resnet50", batch=1, dtype="fp32", optimizer="sgd", device="cuda", input_shape=(3, 160, 160), steps=3
+    ),
     TrialRequest(model="benchlib.models.llm_step:tiny_llama", batch=1, dtype="bf16", device="cuda", seq_len=32),
 ]
 
@@ -24,8 +26,11 @@ def test_the_answers_record_reads_back_as_the_search(request_):
     assert answer.metric.name == "max_batch"
     read = request_of(answer.params, answer.dtype, answer.device)
     # A record always names its input shape, the model's default for its size when the search didn't.
-    expected = request_ if request_.input_shape or request_.language_model else \
-        replace(request_, input_shape=tuple(get_model(request_.model).input_shape(request_.size)))
+    expected = (
+        request_
+        if request_.input_shape or request_.language_model
+        else replace(request_, input_shape=tuple(get_model(request_.model).input_shape(request_.size)))
+    )
     assert read == expected
 
 

@@ -4,21 +4,30 @@ from __future__ import annotations
 
 import json
 import re
-from html import unescape
 from datetime import date, datetime, timezone
+from html import unescape
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from benchlib.predict.memory import Predictor, memory_limit
-from benchlib.measure.max_batch import SearchResult, TrialOutcome, TrialRequest, write_search
+from benchlib.catalog.gpus import find_accelerator
 from benchlib.core.paths import reported_dir
+from benchlib.measure.max_batch import SearchResult, TrialOutcome, TrialRequest, write_search
+from benchlib.predict.memory import Predictor, memory_limit
 from benchlib.results.load import load_results
-from benchlib.results.schema import Accelerators, GPUInfo, Machine, MeasurementRecord, Metric, Provenance, ResultsFile, Software
+from benchlib.results.schema import (
+    Accelerators,
+    GPUInfo,
+    Machine,
+    MeasurementRecord,
+    Metric,
+    Provenance,
+    ResultsFile,
+    Software,
+)
 from benchlib.results.store import write_results
 from benchlib.site import buying_guide as blocks
-from benchlib.catalog.gpus import find_accelerator
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "gpus" / "buying-guide.md"
@@ -30,8 +39,13 @@ SMALL_GPUS = ("T4", "V100 SXM2 16GB", "V100 PCIe 16GB", "A100 40GB SXM")
 def frame():
     """Predictions as the blocks receive them; the batch sizes are test inputs, distinct per cell."""
     rows = [
-        {"model": model, "dtype": dtype, "gpu": gpu, "usable_bytes": blocks.gpu_memory(gpu).usable_bytes,
-         "max_batch": 0 if (model, gpu) == ("gpt2_small", "T4") and dtype == "fp32" else 1000 * i + 10 * j + k}
+        {
+            "model": model,
+            "dtype": dtype,
+            "gpu": gpu,
+            "usable_bytes": blocks.gpu_memory(gpu).usable_bytes,
+            "max_batch": 0 if (model, gpu) == ("gpt2_small", "T4") and dtype == "fp32" else 1000 * i + 10 * j + k,
+        }
         for i, model in enumerate(blocks.MATRIX_MODELS)
         for j, dtype in enumerate(blocks.MATRIX_DTYPES)
         for k, gpu in enumerate(SMALL_GPUS)
@@ -40,7 +54,9 @@ def frame():
 
 
 def test_predictions_agree_with_a_verified_prediction_per_gpu(tmp_path):
-    frame = blocks.predictions(models=("unet",), dtypes=("fp16",), gpus=("T4", "A100 40GB SXM"), size="small", cache=tmp_path)
+    frame = blocks.predictions(
+        models=("unet",), dtypes=("fp16",), gpus=("T4", "A100 40GB SXM"), size="small", cache=tmp_path
+    )
     for _, row in frame.iterrows():
         verified = Predictor("unet", dtype="fp16", size="small", foreach=True).predict(blocks.gpu_memory(row["gpu"]))
         assert row["max_batch"] == verified.max_batch > 0
@@ -55,7 +71,9 @@ def test_matrix_shows_every_prediction_in_its_cell(frame):
     for _, row in frame.iterrows():
         if row["gpu"] == "V100 SXM2 16GB":
             continue  # shares the row of the PCIe card, which has the same usable memory
-        cell = re.search(rf'<td data-model="{row["model"]}" data-gpu="{re.escape(row["gpu"])}">(.*?)</td>', html).group(1)
+        cell = re.search(rf'<td data-model="{row["model"]}" data-gpu="{re.escape(row["gpu"])}">(.*?)</td>', html).group(
+            1
+        )
         shown = re.search(rf'<span data-dtype="{row["dtype"]}"[^>]*>([^<]*)</span>', cell).group(1)
         assert shown == ("✗" if row["max_batch"] == 0 else f"{row['max_batch']:,}")
 
@@ -151,14 +169,33 @@ def test_advice_shows_each_claim_with_source_date_and_status():
 
 
 def test_reported_strings_are_escaped(tmp_path, monkeypatch):
-    machine = Machine(id="reported-hostile", label=HOSTILE, accelerators=Accelerators(nvidia=[GPUInfo(index=0, name=HOSTILE, source="reported")]))
-    record = MeasurementRecord(workload="training_throughput", framework="torch", device="cuda", device_name=HOSTILE, dtype="fp16",
-                               params={"model": "resnet50", "precision": "AMP", "batch": 1}, value=10.0,
-                               metric=Metric(name="throughput", unit="images/s", higher_is_better=True))
-    results = ResultsFile(run_id="x", created=datetime(2026, 1, 1, tzinfo=timezone.utc), benchlib_version="0.1.0",
-                          methodology_version="reported", complete=True, machine=machine,
-                          provenance=Provenance(kind="reported", source_url="https://example.org/?a=<b>", as_of=date(2020, 1, 1),
-                                                context=HOSTILE), measurements=[record])
+    machine = Machine(
+        id="reported-hostile",
+        label=HOSTILE,
+        accelerators=Accelerators(nvidia=[GPUInfo(index=0, name=HOSTILE, source="reported")]),
+    )
+    record = MeasurementRecord(
+        workload="training_throughput",
+        framework="torch",
+        device="cuda",
+        device_name=HOSTILE,
+        dtype="fp16",
+        params={"model": "resnet50", "precision": "AMP", "batch": 1},
+        value=10.0,
+        metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
+    )
+    results = ResultsFile(
+        run_id="x",
+        created=datetime(2026, 1, 1, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="reported",
+        complete=True,
+        machine=machine,
+        provenance=Provenance(
+            kind="reported", source_url="https://example.org/?a=<b>", as_of=date(2020, 1, 1), context=HOSTILE
+        ),
+        measurements=[record],
+    )
     write_results(results, tmp_path / "reported" / "lambda-dlbench-hostile.json")
     monkeypatch.setenv("BENCHLIB_REPORTED_DIR", str(tmp_path / "reported"))
     monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(tmp_path / "results"))
@@ -172,11 +209,20 @@ def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monke
     monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))
     assert "No measured largest batches yet" in blocks.measured_vs_predicted()
     base = TrialRequest(model="unet", batch=1, size="small", device="cpu", steps=1, memory_limit=16 * 1024**2)
-    trials = [TrialOutcome(batch=b, status="ok" if b <= 40 else "oom", peak_bytes=b * 300_000 if b <= 40 else None)
-              for b in (32, 64, 48, 40, 44, 42, 41)]
+    trials = [
+        TrialOutcome(batch=b, status="ok" if b <= 40 else "oom", peak_bytes=b * 300_000 if b <= 40 else None)
+        for b in (32, 64, 48, 40, 44, 42, 41)
+    ]
     machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
-    write_search(tmp_path / "results" / "local-test" / "run.json", base, trials, machine=machine, start=32, limit=1000,
-                 result=SearchResult(trials, 40, 41, "oom"))
+    write_search(
+        tmp_path / "results" / "local-test" / "run.json",
+        base,
+        trials,
+        machine=machine,
+        start=32,
+        limit=1000,
+        result=SearchResult(trials, 40, 41, "oom"),
+    )
     html = blocks.measured_vs_predicted()
     predicted = Predictor("unet", size="small", foreach=None).predict(memory_limit(16 * 1024**2)).max_batch
     assert "<td>40</td>" in html and f"<td>{predicted:,}</td>" in html and "capped at 16.0 MiB" in html
@@ -188,12 +234,24 @@ def test_a_language_model_search_appears_next_to_fits_prediction(tmp_path, monke
 
     monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))
-    base = TrialRequest(model="benchlib.models.llm_step:tiny_llama", batch=1, device="cpu", memory_limit=16 * 1024**2, seq_len=32)
-    trials = [TrialOutcome(batch=b, status="ok" if b <= 18 else "oom", peak_bytes=b * 800_000 if b <= 18 else None)
-              for b in (20, 10, 15, 18, 19)]
+    base = TrialRequest(
+        model="benchlib.models.llm_step:tiny_llama", batch=1, device="cpu", memory_limit=16 * 1024**2, seq_len=32
+    )
+    trials = [
+        TrialOutcome(batch=b, status="ok" if b <= 18 else "oom", peak_bytes=b * 800_000 if b <= 18 else None)
+        for b in (20, 10, 15, 18, 19)
+    ]
     machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
-    write_search(tmp_path / "results" / "local-test" / "run.json", base, trials, machine=machine, start=20, limit=1000,
-                 result=SearchResult(trials, 18, 19, "oom"), search="guess")
+    write_search(
+        tmp_path / "results" / "local-test" / "run.json",
+        base,
+        trials,
+        machine=machine,
+        start=20,
+        limit=1000,
+        result=SearchResult(trials, 18, 19, "oom"),
+        search="guess",
+    )
     html = blocks.measured_vs_predicted()
     predicted = fit_prediction(base, None).max_batch
     row = re.search(r"<tr>(?:(?!</tr>).)*tiny_llama \(32 tokens\)(?:(?!</tr>).)*</tr>", html, flags=re.S)
@@ -208,5 +266,7 @@ def test_page_calls_only_existing_blocks_and_types_no_numbers():
         assert callable(getattr(blocks, name)), name
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
     prose = re.sub(r"`[^`]*`", "", prose)
-    prose = re.sub(r"ResNet-50|GPT-2|ViT-B/16|fp16|fp32", "", prose, flags=re.IGNORECASE)  # names, not figures (FP32 too)
+    prose = re.sub(
+        r"ResNet-50|GPT-2|ViT-B/16|fp16|fp32", "", prose, flags=re.IGNORECASE
+    )  # names, not figures (FP32 too)
     assert not re.search(r"\d", prose), re.findall(r".{20}\d.{20}", prose)

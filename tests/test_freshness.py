@@ -7,6 +7,7 @@ from datetime import date
 import pytest
 
 from benchlib.core import freshness
+
 TODAY = date(2026, 11, 21)
 
 

@@ -14,16 +14,33 @@ from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsF
 from benchlib.results.store import read_results, write_results
 
 TFLOPS = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
-MACHINE = Machine(id="colab-tesla-t4-1234abcd", label="Colab · Tesla T4", software=Software(python="3.11", torch="2.5.0"))
+MACHINE = Machine(
+    id="colab-tesla-t4-1234abcd", label="Colab · Tesla T4", software=Software(python="3.11", torch="2.5.0")
+)
 WHEN = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
 
 
 def contributed(tmp_path: Path, name: str, **overrides) -> Path:
     fields = dict(
-        run_id="20261121T120000Z-aaaaaa", created=WHEN, benchlib_version="0.1.0", methodology_version="1",
-        suite="quick", complete=True, machine=MACHINE,
-        measurements=[MeasurementRecord(workload="matmul", framework="torch", device="cuda", device_name="Tesla T4",
-                                        dtype="fp16", metric=TFLOPS, value=20.0, peak=65.0)],
+        run_id="20261121T120000Z-aaaaaa",
+        created=WHEN,
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        suite="quick",
+        complete=True,
+        machine=MACHINE,
+        measurements=[
+            MeasurementRecord(
+                workload="matmul",
+                framework="torch",
+                device="cuda",
+                device_name="Tesla T4",
+                dtype="fp16",
+                metric=TFLOPS,
+                value=20.0,
+                peak=65.0,
+            )
+        ],
     )
     return write_results(ResultsFile(**(fields | overrides)), tmp_path / "inbox" / name)
 
@@ -82,10 +99,21 @@ def test_invalid_files_are_refused_naming_file_and_field(tmp_path):
 
 
 def test_implausible_values_are_imported_marked_invalid(tmp_path):
-    source = contributed(tmp_path, "fast.json", measurements=[
-        MeasurementRecord(workload="matmul", framework="torch", device="cuda", device_name="Tesla T4", dtype="fp16",
-                          metric=TFLOPS, value=500.0),
-    ])
+    source = contributed(
+        tmp_path,
+        "fast.json",
+        measurements=[
+            MeasurementRecord(
+                workload="matmul",
+                framework="torch",
+                device="cuda",
+                device_name="Tesla T4",
+                dtype="fp16",
+                metric=TFLOPS,
+                value=500.0,
+            ),
+        ],
+    )
     (outcome,) = import_files([source], tmp_path / "results")
     assert outcome.outcome == "imported"
     assert outcome.reasons[0].startswith("marked invalid: measurements.0.value: 500 TFLOPS is")
@@ -119,10 +147,23 @@ def test_cli_import_of_an_empty_folder_is_a_usage_error(tmp_path):
 
 def test_hostile_strings_print_as_text_in_show_and_validate(tmp_path):
     hostile = "[/] [bold red]<script>alert(1)</script>"
-    source = contributed(tmp_path, "hostile.json", machine=MACHINE.model_copy(update={"label": hostile}), measurements=[
-        MeasurementRecord(workload="matmul", framework="torch", device="cuda", device_name=hostile, dtype="fp16",
-                          metric=TFLOPS, status="error", message=hostile),
-    ])
+    source = contributed(
+        tmp_path,
+        "hostile.json",
+        machine=MACHINE.model_copy(update={"label": hostile}),
+        measurements=[
+            MeasurementRecord(
+                workload="matmul",
+                framework="torch",
+                device="cuda",
+                device_name=hostile,
+                dtype="fp16",
+                metric=TFLOPS,
+                status="error",
+                message=hostile,
+            ),
+        ],
+    )
     shown = CliRunner().invoke(app, ["show", str(source)])
     assert shown.exit_code == 0, shown.output
     assert "[/] [bold red]<script>" in shown.output

@@ -5,14 +5,16 @@ import importlib.util
 
 import pytest
 
-from benchlib.results.schema import MeasurementRecord
-from benchlib.measure.runner import run_workload
 from benchlib.core.timing import Measurement
+from benchlib.measure.runner import run_workload
+from benchlib.results.schema import MeasurementRecord
 from benchlib.workloads import RunContext, get
 from benchlib.workloads.inference import THROUGHPUT, each_model, oom_record, p90
 
 TINY = {
-    "models": ["mobilenet_v2"], "batches": [1, 2], "side": 32,
+    "models": ["mobilenet_v2"],
+    "batches": [1, 2],
+    "side": 32,
     "timer": {"target_block_s": 0.0, "warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.3, "min_samples": 5},
 }
 
@@ -54,10 +56,18 @@ def test_oom_at_one_batch_size_keeps_the_others():
     def measure(model, batch):
         if batch == 64:
             raise RuntimeError("CUDA out of memory. Tried to allocate 3.00 GiB")
-        return [MeasurementRecord(workload="inference", framework="torch", device="cuda", metric=THROUGHPUT, value=float(batch))]
+        return [
+            MeasurementRecord(
+                workload="inference", framework="torch", device="cuda", metric=THROUGHPUT, value=float(batch)
+            )
+        ]
 
-    records = each_model({"models": ["resnet50"], "batches": [1, 64, 8]}, measure,
-                         lambda e: "out of memory" in str(e), oom_record("torch", "cuda", "Tesla T4"))
+    records = each_model(
+        {"models": ["resnet50"], "batches": [1, 64, 8]},
+        measure,
+        lambda e: "out of memory" in str(e),
+        oom_record("torch", "cuda", "Tesla T4"),
+    )
     assert [r.status for r in records] == ["ok", "oom", "ok"]
     assert records[1].params == {"mode": "inference", "model": "resnet50", "batch_size": 64}
     assert "resnet50 at batch 64: out of memory" in records[1].message

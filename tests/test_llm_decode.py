@@ -5,15 +5,27 @@ import importlib.util
 import math
 
 import pytest
+from charted import TEST_CPU, plotted
 
 from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
-from charted import TEST_CPU, plotted
 
-TINY_MODEL = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-              "num_key_value_heads": 2, "vocab_size": 128}
-TINY = {"model": TINY_MODEL, "batches": [1, 3], "prompt_len": 8, "new_tokens": 4, "accelerator_dtypes": ["bf16", "fp16"],
-        "timer": {"target_block_s": 0.0, "warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.1, "min_samples": 3}}
+TINY_MODEL = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 128,
+}
+TINY = {
+    "model": TINY_MODEL,
+    "batches": [1, 3],
+    "prompt_len": 8,
+    "new_tokens": 4,
+    "accelerator_dtypes": ["bf16", "fp16"],
+    "timer": {"target_block_s": 0.0, "warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.1, "min_samples": 3},
+}
 
 
 def run_tiny():
@@ -57,8 +69,14 @@ def test_every_timed_decode_loop_generates_what_generate_would():
     with torch.inference_mode():
         prefill, decode = phases(llama, prompt, new_tokens=4)
         first, last, again = prefill(), decode(), decode()
-        expected = llama.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
-                                  max_new_tokens=5, min_new_tokens=5, pad_token_id=0)
+        expected = llama.generate(
+            prompt,
+            attention_mask=torch.ones_like(prompt),
+            do_sample=False,
+            max_new_tokens=5,
+            min_new_tokens=5,
+            pad_token_id=0,
+        )
     assert torch.equal(first[:, 0], expected[:, 8]) and torch.equal(last[:, 0], expected[:, -1])
     assert torch.equal(again, last)
 

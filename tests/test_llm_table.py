@@ -11,9 +11,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from benchlib.catalog.language_models import resolve_model, shipped_models
 from benchlib.cli.fit_table import fit_table
 from benchlib.predict.llm_memory import LLMPredictor, versions
-from benchlib.catalog.language_models import resolve_model, shipped_models
 from benchlib.predict.llm_table import (
     COLUMNS,
     INFERENCE,
@@ -27,8 +27,8 @@ from benchlib.predict.llm_table import (
     speed_digest,
 )
 from benchlib.predict.memory import gpu_memory
-from benchlib.site import can_i_run_it as llm_fit
 from benchlib.predict.speed import predict_speed
+from benchlib.site import can_i_run_it as llm_fit
 
 ROOT = Path(__file__).resolve().parents[1]
 REFRESH = "refresh it with `benchlib fit-table`"
@@ -80,7 +80,9 @@ def test_every_cell_that_fits_the_inference_context_has_a_decode_rate(table):
 
 
 def test_the_decode_rates_are_what_benchlib_predict_predicts_now(table):
-    assert table["speed"]["rates_digest"] == speed_digest(), f"a column GPU's specs or the speed constants changed; {REFRESH}"
+    assert table["speed"]["rates_digest"] == speed_digest(), (
+        f"a column GPU's specs or the speed constants changed; {REFRESH}"
+    )
     if table["versions"] != versions():
         pytest.skip(f"the table was predicted with {table['versions']}, this environment has {versions()}; {REFRESH}")
     row = next(r for r in table["rows"] if r["model"] == "qwen2.5-0.5b")
@@ -111,7 +113,10 @@ def test_the_qlora_snippet_is_the_setup_the_page_predicts():
                     constants[name.id] = value.value
     assert constants["MODEL_ID"] == shipped_models()[SNIPPET_MODEL].hf_id
     assert (constants["BATCH_SIZE"], constants["SEQ_LEN"], constants["LORA_RANK"]) == (
-        SNIPPET_SETUP.batch, SNIPPET_SETUP.seq_len, SNIPPET_SETUP.lora_rank)
+        SNIPPET_SETUP.batch,
+        SNIPPET_SETUP.seq_len,
+        SNIPPET_SETUP.lora_rank,
+    )
     source = ast.unparse(tree)
     assert "use_gradient_checkpointing=True" in source and "target_modules='all-linear'" in source
 
@@ -128,14 +133,19 @@ def test_the_inference_table_shows_predicted_tokens_per_second_where_the_model_f
     html = llm_fit.fit_table("inference")
     for row in table["rows"]:
         for key, rate in row["decode_tokens_per_s"].items():
-            cell = re.search(rf'<tr id="inference-{re.escape(row["model"])}".*?<td data-gpu="{key}"([^>]*)>(.*?)</td>', html).group(1, 2)
+            cell = re.search(
+                rf'<tr id="inference-{re.escape(row["model"])}".*?<td data-gpu="{key}"([^>]*)>(.*?)</td>', html
+            ).group(1, 2)
             if rate is None:
                 assert "tok/s" not in cell[1] and "data-tokens-per-s" not in cell[0]
             else:
                 shown = float(re.search(r"([\d,.]+) tok/s", cell[1]).group(1).replace(",", ""))
                 assert shown == pytest.approx(rate, rel=0.05) and "(predicted)" in cell[0]
     legend = re.search(r"<strong>tok/s</strong>(.*?)</p>", html).group(1)
-    assert "<strong>predicted</strong> decode speed" in legend and "No measured decode speed has been compared yet" in legend
+    assert (
+        "<strong>predicted</strong> decode speed" in legend
+        and "No measured decode speed has been compared yet" in legend
+    )
     assert f"within a median {table['speed']['resnet50']['median_abs_error']:.0%}" in legend
     assert 'href="../buying-guide/#predicted-against-reported"' in legend
     assert "tok/s" not in llm_fit.fit_table("qlora")
@@ -173,10 +183,13 @@ def test_fit_table_writes_a_table_the_site_can_read(tmp_path):
     assert not list(tmp_path.glob(".*"))  # no temporary file left behind
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--models", "llama-9b"], "--models: llama-9b not shipped"),
-    (["--out", "/nonexistent/folder/table.json"], "the folder /nonexistent/folder does not exist"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--models", "llama-9b"], "--models: llama-9b not shipped"),
+        (["--out", "/nonexistent/folder/table.json"], "the folder /nonexistent/folder does not exist"),
+    ],
+)
 def test_fit_table_rejects_bad_input_by_name(args, message):
     result = CliRunner().invoke(command(), ["fit-table", *args])
     assert result.exit_code == 2

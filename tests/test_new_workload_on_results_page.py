@@ -22,17 +22,40 @@ def test_the_example_workloads_chart_appears_on_the_built_results_page(tmp_path:
     modules.mkdir()
     shutil.copy(SNIPPET, modules / "example_workload.py")
     env = {
-        **os.environ, "PYTHONPATH": str(modules), "BENCHLIB_WORKLOAD_MODULES": "example_workload",
-        "BENCHLIB_RESULTS_DIR": str(results), "BENCHLIB_MEASURE": "0", "NO_MKDOCS_2_WARNING": "1",
+        **os.environ,
+        "PYTHONPATH": str(modules),
+        "BENCHLIB_WORKLOAD_MODULES": "example_workload",
+        "BENCHLIB_RESULTS_DIR": str(results),
+        "BENCHLIB_MEASURE": "0",
+        "NO_MKDOCS_2_WARNING": "1",
     }
     before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
     run = subprocess.run(
-        [str(Path(sys.executable).parent / "benchlib"), "run", "--only", "example_add", "--device", "cpu", "--out", str(results)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        [
+            str(Path(sys.executable).parent / "benchlib"),
+            "run",
+            "--only",
+            "example_add",
+            "--device",
+            "cpu",
+            "--out",
+            str(results),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
-                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    build = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
     page = (site / "benchmarks" / "results" / "index.html").read_text(encoding="utf-8")
     figure = page.split('<figure class="bench-chart" id="chart-example_add"', 1)

@@ -11,6 +11,8 @@ import pytest
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from benchlib.core import paths
+from benchlib.site import sources
 from benchlib.site.notebook import (
     NotebookError,
     NotebookStopsTheBuild,
@@ -19,19 +21,20 @@ from benchlib.site.notebook import (
     notebook_markdown,
     notebook_to_markdown,
 )
-from benchlib.core import paths
-from benchlib.site import sources
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "notebooks" / "run-benchlib.md"
 NOTEBOOK = "notebooks/run-benchlib.ipynb"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-DATAFRAME = ('<div>\n<style scoped>\n    .dataframe tbody tr th { vertical-align: top; }\n\n</style>\n'
-             '<table border="1" class="dataframe">\n  <tr><th>a</th></tr>\n\n  <tr><td>1</td></tr>\n</table>\n</div>')
+DATAFRAME = (
+    "<div>\n<style scoped>\n    .dataframe tbody tr th { vertical-align: top; }\n\n</style>\n"
+    '<table border="1" class="dataframe">\n  <tr><th>a</th></tr>\n\n  <tr><td>1</td></tr>\n</table>\n</div>'
+)
 
 
 def config() -> dict:
     """mkdocs.yml with each !ENV as its fallback and each Python name as its text."""
+
     class Loader(yaml.SafeLoader):
         pass
 
@@ -49,11 +52,16 @@ def write_notebook(path: Path, *cells) -> Path:
 
 def test_cells_and_outputs_become_the_pages_markdown_in_order():
     code = new_code_cell("print('```')", outputs=[new_output("stream", name="stdout", text="\x1b[31m```\x1b[0m\n")])
-    table = new_code_cell("df", outputs=[new_output("execute_result", data={"text/html": DATAFRAME, "text/plain": "a 1"})])
-    image = new_code_cell("plot()", outputs=[new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})])
+    table = new_code_cell(
+        "df", outputs=[new_output("execute_result", data={"text/html": DATAFRAME, "text/plain": "a 1"})]
+    )
+    image = new_code_cell(
+        "plot()", outputs=[new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})]
+    )
     plain = new_code_cell("1 + 1", outputs=[new_output("execute_result", data={"text/plain": "2"})])
-    nb = new_notebook(cells=[new_markdown_cell("# Title\n\nSome *prose*."), code, table, image, plain,
-                             new_code_cell("   ")])
+    nb = new_notebook(
+        cells=[new_markdown_cell("# Title\n\nSome *prose*."), code, table, image, plain, new_code_cell("   ")]
+    )
 
     markdown = notebook_to_markdown(nb, Path("docs/x.ipynb"))
 
@@ -116,12 +124,17 @@ def test_the_notebook_runs_in_its_folder_once_until_it_changes(tmp_path):
 
 @pytest.mark.slow
 def test_a_failing_cell_stops_the_build_naming_notebook_cell_and_error(tmp_path):
-    notebook = write_notebook(tmp_path / "nb.ipynb", new_markdown_cell("# T"), new_code_cell("x = 1"),
-                              new_code_cell("\n# check the GPU\nraise ValueError('no GPU here')"))
+    notebook = write_notebook(
+        tmp_path / "nb.ipynb",
+        new_markdown_cell("# T"),
+        new_code_cell("x = 1"),
+        new_code_cell("\n# check the GPU\nraise ValueError('no GPU here')"),
+    )
     with pytest.raises(NotebookStopsTheBuild) as stopped:
         executed_notebook(notebook, tmp_path / "cache")
     assert str(stopped.value).startswith(
-        f"error: {notebook}: cell 3 (# check the GPU) raised ValueError: no GPU here. Run the notebook in Jupyter")
+        f"error: {notebook}: cell 3 (# check the GPU) raised ValueError: no GPU here. Run the notebook in Jupyter"
+    )
     assert not (tmp_path / "cache").exists(), "a failed run is not cached"
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchlib.core import paths
+
 CONFIG = """site_name: x
 docs_dir: pages
 site_url: !ENV [SITE_URL, "https://example.org/"]
@@ -48,7 +49,9 @@ def test_the_environment_wins(project: Path, tmp_path: Path, monkeypatch: pytest
     assert paths.reported_dir() == project / "cited"
 
 
-def test_mkdocs_config_dir_is_the_root_while_mkdocs_builds(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mkdocs_config_dir_is_the_root_while_mkdocs_builds(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     other = tmp_path / "other"
     other.mkdir()
     monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(other))
@@ -58,7 +61,8 @@ def test_mkdocs_config_dir_is_the_root_while_mkdocs_builds(project: Path, tmp_pa
 def test_nothing_in_benchlib_reaches_outside_the_package_through_its_own_file() -> None:
     package = Path(paths.__file__).parent
     offenders = [
-        f"{py.relative_to(package)}:{n}" for py in package.rglob("*.py")
+        f"{py.relative_to(package)}:{n}"
+        for py in package.rglob("*.py")
         for n, line in enumerate(py.read_text(encoding="utf-8").splitlines(), 1)
         if "__file__" in line and ".parents[" in line
     ]

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from benchlib.catalog.platforms import DATA_FILE, TIER_FIELDS, Fact, PlatformsData, PlatformsFileError, load_platforms
-from benchlib.probe.platform import detect_platform
 from benchlib.core.paths import REPORTED_ENV, RESULTS_ENV
+from benchlib.probe.platform import detect_platform
 from benchlib.results.schema import Machine, MeasurementRecord, Metric, Provenance, ResultsFile
 from benchlib.results.store import write_results
 from benchlib.site import platform_pages as site
@@ -111,8 +111,13 @@ def test_detection_signals_are_the_ones_the_probe_uses(data: PlatformsData) -> N
 
 def test_needs_point_at_existing_tiers_and_render(data: PlatformsData) -> None:
     assert {need.need for need in data.needs} >= {
-        "The most free GPU hours", "A free TPU", "Lots of RAM", "Files that survive a restart",
-        "PyTorch or TensorFlow on a free GPU", "More than one GPU for free", "Offline code competitions",
+        "The most free GPU hours",
+        "A free TPU",
+        "Lots of RAM",
+        "Files that survive a restart",
+        "PyTorch or TensorFlow on a free GPU",
+        "More than one GPU for free",
+        "Offline code competitions",
     }
     html = site.decision_table(today=TODAY, data=data)
     assert html.count("<tr>") == len(data.needs) + 1
@@ -220,8 +225,13 @@ def test_data_strings_are_html_escaped(tmp_path: Path) -> None:
     def inject(d: dict[str, Any]) -> None:
         tier = d["platforms"]["kaggle"]["tiers"]["free"]
         tier["name"] = "<b>Free</b>"
-        tier["ram"] = {"value": "<script>alert(1)</script>", "source": 'https://x.example/?a="b"&c=<d>',
-                       "as_of": "2026-01-01", "status": "unverified", "note": "it's <i>odd</i>"}
+        tier["ram"] = {
+            "value": "<script>alert(1)</script>",
+            "source": 'https://x.example/?a="b"&c=<d>',
+            "as_of": "2026-01-01",
+            "status": "unverified",
+            "note": "it's <i>odd</i>",
+        }
 
     data = load_platforms(_broken(tmp_path, inject))
     html = site.tier_table("kaggle", today=TODAY, data=data)
@@ -300,15 +310,23 @@ def test_reported_files_cover_seeds_001_002_003(reported: dict[str, ResultsFile]
     urls = {r.provenance.source_url for r in reported.values()}
     assert "https://towardsdatascience.com/colab-pro-vs-free-ai-computing-performance-4e983d578fb2" in urls  # 001
     assert "https://colab.research.google.com/drive/1DpUCBm58fruGNRtQL_DiSVbT90spdZgm" in urls  # 002
-    assert "https://towardsdatascience.com/kaggle-vs-colab-faceoff-which-free-gpu-provider-is-tops-d4f0cd625029" in urls  # 003
-    scores = {r.machine.label: r.measurements[0].value for r in reported.values()
-              if r.measurements[0].workload == "ai_benchmark_score"}
+    assert (
+        "https://towardsdatascience.com/kaggle-vs-colab-faceoff-which-free-gpu-provider-is-tops-d4f0cd625029" in urls
+    )  # 003
+    scores = {
+        r.machine.label: r.measurements[0].value
+        for r in reported.values()
+        if r.measurements[0].workload == "ai_benchmark_score"
+    }
     assert scores["Colab Pro V100 (2022, reported)"] == 16289 and scores["Colab Free T4 (2022, reported)"] == 7155
 
 
 def test_seed_003_gives_the_machines_cuda_and_cudnn_not_pytorchs(reported: dict[str, ResultsFile]) -> None:
     # The article reports the system CUDA toolkit and cuDNN; it never says which CUDA PyTorch was built with.
-    expected = {"kagglevscolab2019-kaggle-p100": ("9.2.148", "7.4.1"), "kagglevscolab2019-colab-k80": ("10.0.130", "7.5.0")}
+    expected = {
+        "kagglevscolab2019-kaggle-p100": ("9.2.148", "7.4.1"),
+        "kagglevscolab2019-colab-k80": ("10.0.130", "7.5.0"),
+    }
     for name, (toolkit, cudnn) in expected.items():
         software = reported[name].machine.software
         assert software is not None, name
@@ -352,7 +370,7 @@ def test_reported_tables_show_value_setting_source_and_context() -> None:
     assert "as of 2019-03, may be out of date" in html and "Original setting of these figures" in html
     conv = site.reported_table("conv2d", runs="tpu2018-", today=TODAY)
     assert "Every row: batch=128, channels=3, filters=256, kernel=5, padding=SAME, side=256, stride=2." in conv
-    assert ">invalid</span>" in conv and "<th>Implied throughput (TFLOP/s)</th>" in conv and '>528</td>' in conv
+    assert ">invalid</span>" in conv and "<th>Implied throughput (TFLOP/s)</th>" in conv and ">528</td>" in conv
     with pytest.raises(ValueError, match="no reported figures"):
         site.reported_table("conv2d", runs="aibench-", today=TODAY)
 
@@ -365,16 +383,26 @@ def test_memory_units_spell_out_gib_and_gb() -> None:
 def test_reported_tables_escape_the_source_and_link_only_http(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hostile = "<script>window.__xss=1</script>"
     record = MeasurementRecord(
-        workload="conv2d", framework="tensorflow", device="cpu", device_name=f"CPU {hostile}", dtype="fp32",
+        workload="conv2d",
+        framework="tensorflow",
+        device="cpu",
+        device_name=f"CPU {hostile}",
+        dtype="fp32",
         params={"batch": 2, "side": 8, "channels": 3, "filters": 4, "kernel": 3, "stride": 1, "note": hostile},
-        metric=Metric(name="time", unit="ms", higher_is_better=False), value=5.0, message=f"said {hostile}",
+        metric=Metric(name="time", unit="ms", higher_is_better=False),
+        value=5.0,
+        message=f"said {hostile}",
     )
     other = record.model_copy(update={"params": {**record.params, "batch": 4}, "value": 9.0})
     results = ResultsFile(
-        run_id="hostile-1", created="2026-01-01T00:00:00Z", benchlib_version="0.1.0", methodology_version="reported",
+        run_id="hostile-1",
+        created="2026-01-01T00:00:00Z",
+        benchlib_version="0.1.0",
+        methodology_version="reported",
         machine=Machine(id="reported-hostile", label=f"Old box {hostile} (reported)"),
-        provenance=Provenance(kind="reported", source_url="javascript:alert(1)", as_of=date(2020, 2, 1),
-                              context=f"context {hostile}"),
+        provenance=Provenance(
+            kind="reported", source_url="javascript:alert(1)", as_of=date(2020, 2, 1), context=f"context {hostile}"
+        ),
         measurements=[record, other],
     )
     write_results(results, tmp_path / "reported" / "hostile-1.json")
@@ -383,5 +411,5 @@ def test_reported_tables_escape_the_source_and_link_only_http(tmp_path: Path, mo
     html = site.reported_table("conv2d", runs="hostile-", today=TODAY)
     # Machine, device and note in both rows, the shared parameter under the table, the context.
     assert "<script" not in html and html.count("&lt;script&gt;window.__xss=1&lt;/script&gt;") == 8
-    assert "href=\"javascript:" not in html and "javascript:" not in html  # not a link, and not shown as one
+    assert 'href="javascript:' not in html and "javascript:" not in html  # not a link, and not shown as one
     assert "Implied throughput" in html  # the workload's derived figure, for any reported record of it

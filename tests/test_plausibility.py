@@ -28,14 +28,30 @@ MS = Metric(name="time", unit="ms", higher_is_better=False)
 GBPS = Metric(name="bandwidth", unit="GB/s", higher_is_better=True)
 SCALING = Metric(name="scaling_efficiency", unit="ratio", higher_is_better=True)
 
-T4_MACHINE = Machine(id="colab-tesla-t4-1234abcd", label="Colab · Tesla T4", software=Software(python="3.11"),
-                     accelerators=Accelerators(nvidia=[GPUInfo(index=0, name="Tesla T4")]))
-CPU_MACHINE = Machine(id="local-epyc-1234abcd", label="local · EPYC (CPU only)", software=Software(python="3.11"),
-                      accelerators=Accelerators(nvidia=[], torch=TorchDevices(cuda_available=False)))
+T4_MACHINE = Machine(
+    id="colab-tesla-t4-1234abcd",
+    label="Colab · Tesla T4",
+    software=Software(python="3.11"),
+    accelerators=Accelerators(nvidia=[GPUInfo(index=0, name="Tesla T4")]),
+)
+CPU_MACHINE = Machine(
+    id="local-epyc-1234abcd",
+    label="local · EPYC (CPU only)",
+    software=Software(python="3.11"),
+    accelerators=Accelerators(nvidia=[], torch=TorchDevices(cuda_available=False)),
+)
 
 
 def rec(**kw) -> MeasurementRecord:
-    base = dict(workload="matmul", framework="torch", device="cuda", device_name="Tesla T4", dtype="fp16", metric=TFLOPS, value=20.0)
+    base = dict(
+        workload="matmul",
+        framework="torch",
+        device="cuda",
+        device_name="Tesla T4",
+        dtype="fp16",
+        metric=TFLOPS,
+        value=20.0,
+    )
     return MeasurementRecord(**(base | kw))
 
 
@@ -94,9 +110,16 @@ def test_lower_is_better_non_time_metric_may_be_zero():
 
 
 def results_with(*records: MeasurementRecord, machine: Machine = T4_MACHINE) -> ResultsFile:
-    return ResultsFile(run_id="20261121T000000Z-abcdef", created=datetime(2026, 11, 21, tzinfo=timezone.utc),
-                       benchlib_version="0.1.0", methodology_version="1", suite="quick", complete=True,
-                       machine=machine, measurements=list(records))
+    return ResultsFile(
+        run_id="20261121T000000Z-abcdef",
+        created=datetime(2026, 11, 21, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        suite="quick",
+        complete=True,
+        machine=machine,
+        measurements=list(records),
+    )
 
 
 def test_reading_a_file_marks_implausible_values_and_keeps_them(tmp_path):

@@ -19,10 +19,9 @@ import pytest
 from rich.console import Console
 
 import benchlib
-from benchlib.probe import detect_platform, format_bytes, machine_table, probe_machine
-from benchlib.probe import frameworks, host, nvidia
-from benchlib.probe.machine import PLATFORM_NAMES, machine_id, machine_label, short_cpu_name
 from benchlib.core.units import GIB, MIB
+from benchlib.probe import detect_platform, format_bytes, frameworks, host, machine_table, nvidia, probe_machine
+from benchlib.probe.machine import PLATFORM_NAMES, machine_id, machine_label, short_cpu_name
 from benchlib.results.schema import (
     Accelerators,
     CPUInfo,
@@ -50,27 +49,57 @@ def _detect(
 @pytest.mark.parametrize(
     ("environ", "paths", "modules", "name", "variant", "signal"),
     [
-        ({"COLAB_RELEASE_TAG": "release-colab_20260401-060048"}, set(), set(), "colab", None,
-         "env COLAB_RELEASE_TAG=release-colab_20260401-060048"),
+        (
+            {"COLAB_RELEASE_TAG": "release-colab_20260401-060048"},
+            set(),
+            set(),
+            "colab",
+            None,
+            "env COLAB_RELEASE_TAG=release-colab_20260401-060048",
+        ),
         # On TPU runtimes COLAB_GPU is set but empty; being set is the signal.
         ({"COLAB_GPU": ""}, set(), set(), "colab", None, "env COLAB_GPU"),
         ({}, set(), {"google.colab"}, "colab", None, "module google.colab"),
         ({}, {"/content/sample_data"}, set(), "colab", None, "path /content/sample_data"),
-        ({"VERTEX_PRODUCT": "COLAB_ENTERPRISE"}, set(), set(), "colab", "enterprise",
-         "env VERTEX_PRODUCT=COLAB_ENTERPRISE"),
-        ({"KAGGLE_KERNEL_RUN_TYPE": "Interactive"}, set(), set(), "kaggle", "interactive",
-         "env KAGGLE_KERNEL_RUN_TYPE=Interactive"),
+        (
+            {"VERTEX_PRODUCT": "COLAB_ENTERPRISE"},
+            set(),
+            set(),
+            "colab",
+            "enterprise",
+            "env VERTEX_PRODUCT=COLAB_ENTERPRISE",
+        ),
+        (
+            {"KAGGLE_KERNEL_RUN_TYPE": "Interactive"},
+            set(),
+            set(),
+            "kaggle",
+            "interactive",
+            "env KAGGLE_KERNEL_RUN_TYPE=Interactive",
+        ),
         ({"KAGGLE_KERNEL_RUN_TYPE": "Batch"}, set(), set(), "kaggle", "batch", "env KAGGLE_KERNEL_RUN_TYPE=Batch"),
         ({}, {"/kaggle/working"}, set(), "kaggle", None, "path /kaggle/working"),
         ({}, {"/home/aistudio"}, set(), "ai-studio", None, "path /home/aistudio"),
         ({}, {"/home/studio-lab-user"}, set(), "studio-lab", None, "path /home/studio-lab-user"),
-        ({"LIGHTNING_CLOUD_SPACE_ID": "01hxyz"}, set(), set(), "lightning", None,
-         "env LIGHTNING_CLOUD_SPACE_ID=01hxyz"),
+        (
+            {"LIGHTNING_CLOUD_SPACE_ID": "01hxyz"},
+            set(),
+            set(),
+            "lightning",
+            None,
+            "env LIGHTNING_CLOUD_SPACE_ID=01hxyz",
+        ),
         ({}, {"/teamspace/studios/this_studio"}, set(), "lightning", None, "path /teamspace/studios/this_studio"),
         # The variable's value is not recorded: PAPERSPACE_API_KEY would be a secret.
         ({"PAPERSPACE_NOTEBOOK_ID": "abc123"}, set(), set(), "paperspace", None, "env PAPERSPACE_NOTEBOOK_ID"),
-        ({"SPACE_ID": "someone/demo", "ACCELERATOR": "t4-medium"}, set(), set(), "hf-spaces", "t4-medium",
-         "env SPACE_ID=someone/demo"),
+        (
+            {"SPACE_ID": "someone/demo", "ACCELERATOR": "t4-medium"},
+            set(),
+            set(),
+            "hf-spaces",
+            "t4-medium",
+            "env SPACE_ID=someone/demo",
+        ),
         ({"HOME": "/home/me", "PATH": "/usr/bin"}, {"/content"}, set(), "local", None, None),
     ],
 )
@@ -222,7 +251,7 @@ _A100 = {
 def _fake_nvidia_smi(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, stdout_file: Path | None, rc: int = 0) -> Path:
     """An executable named nvidia-smi that prints a fixture and records its arguments."""
     script = tmp_path / "nvidia-smi"
-    body = f"cat '{stdout_file}'\n" if stdout_file else "echo \"NVIDIA-SMI has failed\"\n"
+    body = f"cat '{stdout_file}'\n" if stdout_file else 'echo "NVIDIA-SMI has failed"\n'
     script.write_text(f"#!/bin/sh\necho \"$@\" > '{tmp_path / 'args'}'\n{body}exit {rc}\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setattr(nvidia, "NVIDIA_SMI", str(script))
@@ -252,9 +281,7 @@ def test_nvml_reads_every_field(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 
 
 def test_nvml_unsupported_field_is_none_and_keeps_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(
-        sys.modules, "pynvml", _fake_pynvml([_A100], unsupported={"nvmlDeviceGetPowerManagementLimit"})
-    )
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_pynvml([_A100], unsupported={"nvmlDeviceGetPowerManagementLimit"}))
     (gpu,) = nvidia.probe_nvidia()
     assert gpu.power_limit_w is None
     assert gpu.memory_total_bytes == 40 * GIB and gpu.compute_capability == "8.0"
@@ -323,11 +350,9 @@ def test_bad_nvidia_smi_csv_names_the_line_and_field() -> None:
         nvidia.parse_nvidia_smi_csv(line.replace("lots", "15360") + "1, Tesla T4\n")
 
 
-def test_unreadable_nvidia_smi_output_warns_and_gives_no_gpus(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_unreadable_nvidia_smi_output_warns_and_gives_no_gpus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.csv"
-    garbage.write_text("Field \"compute_cap\" is not a valid field to query.\n")
+    garbage.write_text('Field "compute_cap" is not a valid field to query.\n')
     monkeypatch.setitem(sys.modules, "pynvml", None)
     _fake_nvidia_smi(monkeypatch, tmp_path, garbage)
     with pytest.warns(RuntimeWarning, match="ignoring nvidia-smi output: nvidia-smi line 1"):
@@ -434,7 +459,9 @@ def test_label_for_cpu_only_and_tpu() -> None:
     platform = PlatformInfo(name="local")
     host_info = HostInfo(cpu=CPUInfo(model="AMD EPYC 7B13 64-Core Processor", logical_cores=8))
     assert machine_label(platform, host_info, Accelerators()) == "local · AMD EPYC 7B13 64-Core Processor (CPU only)"
-    assert re.fullmatch(r"local-amd-epyc-7b13-64-core-processor-[0-9a-f]{8}", machine_id(platform, host_info, Accelerators()))
+    assert re.fullmatch(
+        r"local-amd-epyc-7b13-64-core-processor-[0-9a-f]{8}", machine_id(platform, host_info, Accelerators())
+    )
     tpu = Accelerators(tpu=TPUInfo(backend="jax", kind="TPU v5 lite", count=8))
     assert machine_label(PlatformInfo(name="kaggle"), host_info, tpu) == "Kaggle · 8× TPU v5 lite"
     env_tpu = Accelerators(tpu=TPUInfo(backend="env", kind="v3-8"))
@@ -498,8 +525,11 @@ def test_importing_the_probe_imports_no_framework() -> None:
 
 
 def test_machine_table_prints_brackets_literally() -> None:
-    machine = Machine(id="local-cpu-00000000", label="local · [b]odd[/b] (CPU only)",
-                      host=HostInfo(cpu=CPUInfo(model="Vendor [bold]Chip[/bold]")))
+    machine = Machine(
+        id="local-cpu-00000000",
+        label="local · [b]odd[/b] (CPU only)",
+        host=HostInfo(cpu=CPUInfo(model="Vendor [bold]Chip[/bold]")),
+    )
     out = io.StringIO()
     Console(file=out, width=200, color_system=None).print(machine_table(machine))
     assert "Vendor [bold]Chip[/bold]" in out.getvalue()

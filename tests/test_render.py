@@ -7,10 +7,16 @@ import pytest
 from benchlib.site import render
 
 
-@pytest.mark.parametrize("zensical, expected", [
-    (False, ["../methodology/#sanity-checks", "colab/", "./", "../../benchmarks/run-it-yourself/", "../../"]),
-    (True, ["methodology.md#sanity-checks", "colab.md", "index.md", "../benchmarks/run-it-yourself.md", "../index.md"]),
-])
+@pytest.mark.parametrize(
+    "zensical, expected",
+    [
+        (False, ["../methodology/#sanity-checks", "colab/", "./", "../../benchmarks/run-it-yourself/", "../../"]),
+        (
+            True,
+            ["methodology.md#sanity-checks", "colab.md", "index.md", "../benchmarks/run-it-yourself.md", "../index.md"],
+        ),
+    ],
+)
 def test_page_links_suit_the_builder(monkeypatch: pytest.MonkeyPatch, zensical: bool, expected: list[str]) -> None:
     monkeypatch.setattr(render, "building_with_zensical", lambda: zensical)
     links = [
@@ -26,7 +32,11 @@ def test_page_links_suit_the_builder(monkeypatch: pytest.MonkeyPatch, zensical: 
 def test_only_http_addresses_become_links() -> None:
     assert render.safe_url("https://example.org/a?b=<1>") == "https://example.org/a?b=<1>"
     assert render.safe_url("javascript:alert(1)") is None and render.safe_url(None) is None
-    html = render.environment().from_string('{% from "_macros.html" import link %}{{ link(u) }}').render(u="javascript:alert(1)")
+    html = (
+        render.environment()
+        .from_string('{% from "_macros.html" import link %}{{ link(u) }}')
+        .render(u="javascript:alert(1)")
+    )
     assert "href" not in html and "javascript" not in html
 
 

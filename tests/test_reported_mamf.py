@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from benchlib.site.charts import plotted_rows
+from benchlib.catalog.gpus import find_accelerator
 from benchlib.core.paths import reported_dir
 from benchlib.results.load import load_results
 from benchlib.results.plausibility import findings
 from benchlib.results.store import read_results
+from benchlib.site.charts import plotted_rows
 from benchlib.site.data import SiteData, chart_frames, derive
 from benchlib.site.figures import chart
-from benchlib.catalog.gpus import find_accelerator
 from benchlib.workloads import charts
 
 FILES = sorted(reported_dir().glob("mamf-*.json"))
@@ -20,6 +20,8 @@ MATMUL = charts()["matmul"]
 
 def matmul_rows():
     return plotted_rows(chart_frames(derive(load_results(FILES)))["matmul"], MATMUL)
+
+
 SOURCE = "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md"
 
 
@@ -62,14 +64,20 @@ def test_the_matrix_multiply_chart_shows_them_with_their_peaks():
     rows = matmul_rows()
     assert len(rows) == sum(len(read_results(path).measurements) for path in FILES)
     assert set(rows["source"]) == {"reported"}
-    assert rows["peak"].notna().all() and rows["tick"].eq(rows["peak"]).all() and rows["label"].str.contains("of peak").all()
+    assert (
+        rows["peak"].notna().all()
+        and rows["tick"].eq(rows["peak"]).all()
+        and rows["label"].str.contains("of peak").all()
+    )
     b300 = rows[rows["subject"].str.startswith("NVIDIA B300 SXM") & (rows["setting"] == "bf16")].iloc[0]
     assert b300["label"] == "1,770 · 79% of peak" and b300["date"] == "2025-12-09"
 
 
 def test_one_source_with_dated_rows_is_one_caption_item_dating_each_machine():
     frame = derive(load_results(FILES))
-    html = chart("matmul", SiteData(frame=frame, charts=chart_frames(frame), results_dir=reported_dir(), build_files=frozenset()))
+    html = chart(
+        "matmul", SiteData(frame=frame, charts=chart_frames(frame), results_dir=reported_dir(), build_files=frozenset())
+    )
     caption = html.split("<figcaption>", 1)[1].split("</figcaption>", 1)[0]
     assert caption.count("<strong>Reported</strong>") == 1  # one source, one setting, not one item per date
     assert caption.count("The source's setting") == 1
@@ -77,4 +85,7 @@ def test_one_source_with_dated_rows_is_one_caption_item_dating_each_machine():
     # Older than 12 months at this build: the same mark every dated figure gets.
     assert "AMD MI300X (MAMF, reported) (as of 2025-01-06" in caption
     after = caption.split("AMD MI300X (MAMF, reported) (as of 2025-01-06", 1)[1]
-    assert after.startswith('<span class="fg-badge fg-badge--stale"') and "may be out of date" in after.split("</span>", 1)[0]
+    assert (
+        after.startswith('<span class="fg-badge fg-badge--stale"')
+        and "may be out of date" in after.split("</span>", 1)[0]
+    )

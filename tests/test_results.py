@@ -26,14 +26,29 @@ def make_results(**overrides) -> ResultsFile:
         methodology_version="1",
         suite="quick",
         complete=True,
-        machine=Machine(id="local-test-1234", label="local · Test CPU", software=Software(python="3.11.7", torch="2.5.0")),
+        machine=Machine(
+            id="local-test-1234", label="local · Test CPU", software=Software(python="3.11.7", torch="2.5.0")
+        ),
         measurements=[
             MeasurementRecord(
-                workload="matmul", framework="torch", device="cpu", device_name="Test CPU", dtype="fp32",
-                params={"n": 512}, metric=METRIC, value=0.5,
+                workload="matmul",
+                framework="torch",
+                device="cpu",
+                device_name="Test CPU",
+                dtype="fp32",
+                params={"n": 512},
+                metric=METRIC,
+                value=0.5,
                 stats=Stats(median=1e-3, iqr=1e-5, mean=1e-3, min=9e-4, max=1.1e-3, n=5, noisy=False),
             ),
-            MeasurementRecord(workload="conv2d", framework="torch", device="cpu", metric=METRIC, status="oom", message="conv2d: out of memory"),
+            MeasurementRecord(
+                workload="conv2d",
+                framework="torch",
+                device="cpu",
+                metric=METRIC,
+                status="oom",
+                message="conv2d: out of memory",
+            ),
         ],
     )
     fields.update(overrides)

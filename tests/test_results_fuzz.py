@@ -29,8 +29,12 @@ TRIED: Counter[str] = Counter()
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 # Each build example renders SVGs (about a second): no shrinking, which would take minutes. The
 # failing example is printed as it was found.
-BUILD = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
-                 phases=[Phase.explicit, Phase.reuse, Phase.generate])
+BUILD = settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -42,7 +46,16 @@ def report_count() -> Iterator[None]:
 
 def base() -> dict[str, Any]:
     """A valid measured file with every chart kind, an invalid record, a failure and a reported twin."""
-    stats = {"median": 1e-3, "iqr": 1e-5, "mean": 1e-3, "min": 9e-4, "max": 1.1e-3, "n": 5, "noisy": False, "times": [1e-3, 1e-3]}
+    stats = {
+        "median": 1e-3,
+        "iqr": 1e-5,
+        "mean": 1e-3,
+        "min": 9e-4,
+        "max": 1.1e-3,
+        "n": 5,
+        "noisy": False,
+        "times": [1e-3, 1e-3],
+    }
     tflops = {"name": "throughput", "unit": "TFLOPS", "higher_is_better": True}
     return {
         "schema_version": 1,
@@ -53,31 +66,104 @@ def base() -> dict[str, Any]:
         "suite": "quick",
         "complete": True,
         "machine": {
-            "id": "colab-tesla-t4-1234abcd", "label": "Colab · Tesla T4", "platform": {"name": "colab"},
+            "id": "colab-tesla-t4-1234abcd",
+            "label": "Colab · Tesla T4",
+            "platform": {"name": "colab"},
             "accelerators": {"nvidia": [{"index": 0, "name": "Tesla T4"}]},
             "software": {"python": "3.11.7", "torch": "2.5.0"},
         },
-        "plan": {"workloads": ["matmul", "conv2d", "bandwidth"], "size": "quick", "device": "auto", "wall_s": {"matmul": 2.0}},
+        "plan": {
+            "workloads": ["matmul", "conv2d", "bandwidth"],
+            "size": "quick",
+            "device": "auto",
+            "wall_s": {"matmul": 2.0},
+        },
         "measurements": [
-            {"workload": "matmul", "framework": "torch", "device": "cuda", "device_name": "Tesla T4", "dtype": "fp16",
-             "params": {"n": 1024}, "metric": tflops, "value": 20.0, "peak": 65.0, "efficiency": 0.31, "stats": stats},
-            {"workload": "matmul", "framework": "torch", "device": "cuda", "device_name": "Tesla T4", "dtype": "fp32",
-             "params": {"n": 1024}, "metric": tflops, "value": 90.0, "status": "invalid", "message": "too fast"},
-            {"workload": "conv2d", "framework": "torch", "device": "cuda", "device_name": "Tesla T4", "dtype": "fp32",
-             "params": {"batch": 16, "side": 32, "scale": 0.125}, "metric": {"name": "time", "unit": "ms", "higher_is_better": False},
-             "value": 3.0, "stats": stats, "duration_s": 1.5},
-            {"workload": "bandwidth", "framework": "torch", "device": "cuda", "device_name": "Tesla T4", "dtype": "uint8",
-             "params": {"direction": "device_copy", "mib": 64}, "metric": {"name": "bandwidth", "unit": "GB/s", "higher_is_better": True},
-             "value": 250.0, "stats": stats},
-            {"workload": "bandwidth", "framework": "torch", "device": "cuda", "metric": {"name": "bandwidth", "unit": "GB/s", "higher_is_better": True},
-             "status": "skipped", "skip_reason": "budget", "message": "not started"},
-            {"workload": "conv2d", "framework": "torch", "device": "cuda", "metric": {"name": "time", "unit": "ms", "higher_is_better": False},
-             "status": "error", "message": "conv2d: its process was killed by SIGSEGV",
-             "crash": {"exit_code": -11, "signal": "SIGSEGV", "stderr_tail": ["Fatal Python error"]}},
-            {"workload": "dp-scaling", "framework": "torch", "device": "cuda", "device_name": "Tesla T4", "dtype": "fp32",
-             "params": {"engine": "torch", "backend": "nccl", "world_size": 2, "interconnect": "pcie", "size": "quick",
-                        "baseline_samples_per_s": 100.0, "samples_per_s": 180.0, "speedup": 1.8},
-             "metric": {"name": "scaling_efficiency", "unit": "fraction of linear", "higher_is_better": True}, "value": 0.9},
+            {
+                "workload": "matmul",
+                "framework": "torch",
+                "device": "cuda",
+                "device_name": "Tesla T4",
+                "dtype": "fp16",
+                "params": {"n": 1024},
+                "metric": tflops,
+                "value": 20.0,
+                "peak": 65.0,
+                "efficiency": 0.31,
+                "stats": stats,
+            },
+            {
+                "workload": "matmul",
+                "framework": "torch",
+                "device": "cuda",
+                "device_name": "Tesla T4",
+                "dtype": "fp32",
+                "params": {"n": 1024},
+                "metric": tflops,
+                "value": 90.0,
+                "status": "invalid",
+                "message": "too fast",
+            },
+            {
+                "workload": "conv2d",
+                "framework": "torch",
+                "device": "cuda",
+                "device_name": "Tesla T4",
+                "dtype": "fp32",
+                "params": {"batch": 16, "side": 32, "scale": 0.125},
+                "metric": {"name": "time", "unit": "ms", "higher_is_better": False},
+                "value": 3.0,
+                "stats": stats,
+                "duration_s": 1.5,
+            },
+            {
+                "workload": "bandwidth",
+                "framework": "torch",
+                "device": "cuda",
+                "device_name": "Tesla T4",
+                "dtype": "uint8",
+                "params": {"direction": "device_copy", "mib": 64},
+                "metric": {"name": "bandwidth", "unit": "GB/s", "higher_is_better": True},
+                "value": 250.0,
+                "stats": stats,
+            },
+            {
+                "workload": "bandwidth",
+                "framework": "torch",
+                "device": "cuda",
+                "metric": {"name": "bandwidth", "unit": "GB/s", "higher_is_better": True},
+                "status": "skipped",
+                "skip_reason": "budget",
+                "message": "not started",
+            },
+            {
+                "workload": "conv2d",
+                "framework": "torch",
+                "device": "cuda",
+                "metric": {"name": "time", "unit": "ms", "higher_is_better": False},
+                "status": "error",
+                "message": "conv2d: its process was killed by SIGSEGV",
+                "crash": {"exit_code": -11, "signal": "SIGSEGV", "stderr_tail": ["Fatal Python error"]},
+            },
+            {
+                "workload": "dp-scaling",
+                "framework": "torch",
+                "device": "cuda",
+                "device_name": "Tesla T4",
+                "dtype": "fp32",
+                "params": {
+                    "engine": "torch",
+                    "backend": "nccl",
+                    "world_size": 2,
+                    "interconnect": "pcie",
+                    "size": "quick",
+                    "baseline_samples_per_s": 100.0,
+                    "samples_per_s": 180.0,
+                    "speedup": 1.8,
+                },
+                "metric": {"name": "scaling_efficiency", "unit": "fraction of linear", "higher_is_better": True},
+                "value": 0.9,
+            },
         ],
     }
 
@@ -100,16 +186,52 @@ def at(node: Any, path: tuple) -> Any:
     return node
 
 
-ODD_STRINGS = st.sampled_from([
-    "", " ", "\x00", "\ud800", "\U0001f600", "名前", "a" * 5000, "[/]", "[bold]x", "<script>alert(1)</script>",
-    "javascript:alert(1)", "../../etc/passwd", "NaN", "1e999", "null", "\u202e", "{{7*7}}", "%s%n",
-])
-ODD_NUMBERS = st.sampled_from([
-    0, -1, -0.0, 1e-320, 1e308, -1e308, 2**63, -(2**63) - 1, 10**400, math.nan, math.inf, -math.inf, 0.1, True, False,
-])
+ODD_STRINGS = st.sampled_from(
+    [
+        "",
+        " ",
+        "\x00",
+        "\ud800",
+        "\U0001f600",
+        "名前",
+        "a" * 5000,
+        "[/]",
+        "[bold]x",
+        "<script>alert(1)</script>",
+        "javascript:alert(1)",
+        "../../etc/passwd",
+        "NaN",
+        "1e999",
+        "null",
+        "\u202e",
+        "{{7*7}}",
+        "%s%n",
+    ]
+)
+ODD_NUMBERS = st.sampled_from(
+    [
+        0,
+        -1,
+        -0.0,
+        1e-320,
+        1e308,
+        -1e308,
+        2**63,
+        -(2**63) - 1,
+        10**400,
+        math.nan,
+        math.inf,
+        -math.inf,
+        0.1,
+        True,
+        False,
+    ]
+)
 LEAVES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20) | ODD_STRINGS | ODD_NUMBERS
 JSON_VALUES = st.recursive(
-    LEAVES, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=12,
+    LEAVES,
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    max_leaves=12,
 )
 
 
@@ -237,8 +359,13 @@ def odd_but_valid(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         # Params are free-form: a contributor's tool may put anything there.
         record = draw(st.sampled_from(data["measurements"]))
-        record["params"] = draw(st.dictionaries(st.text(max_size=12) | st.sampled_from(["batch", "side", "direction", "speedup", "world_size"]),
-                                                JSON_VALUES, max_size=4))
+        record["params"] = draw(
+            st.dictionaries(
+                st.text(max_size=12) | st.sampled_from(["batch", "side", "direction", "speedup", "world_size"]),
+                JSON_VALUES,
+                max_size=4,
+            )
+        )
     return data
 
 

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from benchlib.measure.runner import NothingToResume, ResumeError, find_resumable, resume_run, run_suite, unfinished
 from benchlib.results.schema import MeasurementRecord, Metric, Software
 from benchlib.results.store import read_results, write_results
-from benchlib.measure.runner import NothingToResume, ResumeError, find_resumable, resume_run, run_suite, unfinished
 from benchlib.workloads import Workload
 
 TESTS = Path(__file__).parent
@@ -41,8 +41,11 @@ def start(command: str, out: Path) -> subprocess.Popen:
     code = f"import {MODULE} as t; t.drive({command!r}, {str(out)!r})"
     # A session of its own, so the test can kill the run and every process it started, and only those.
     return subprocess.Popen(
-        [sys.executable, "-c", code], env=ENV, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [sys.executable, "-c", code],
+        env=ENV,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -86,10 +89,7 @@ def kill_at_random_point(proc: subprocess.Popen, out: Path, rng: random.Random) 
 def finished_records(path: Path) -> dict[str, list[dict]]:
     results = read_results(path)
     assert results.plan is not None
-    return {
-        name: [m.model_dump() for m in results.measurements if m.workload == name]
-        for name in results.plan.wall_s
-    }
+    return {name: [m.model_dump() for m in results.measurements if m.workload == name] for name in results.plan.wall_s}
 
 
 @pytest.mark.slow
@@ -133,8 +133,10 @@ def test_random_kills_never_lose_work_and_resume_completes(tmp_path):
         for name, records in kept.items():
             assert [m.model_dump() for m in final.measurements if m.workload == name] == records
         assert not list(out.rglob("*.tmp")), "resume leaves no temp files behind"
-    print(f"seed {seed}: {len(kills)} kills ({kills.count('group')} of the process group, "
-          f"{kills.count('parent')} of the parent alone) over {runs} runs")
+    print(
+        f"seed {seed}: {len(kills)} kills ({kills.count('group')} of the process group, "
+        f"{kills.count('parent')} of the parent alone) over {runs} runs"
+    )
     assert len(kills) >= KILLS
 
 
@@ -148,8 +150,16 @@ def fake(name: str, calls: list[str], expected_s: float = 0.01) -> Workload:
         calls.append(name)
         return [MeasurementRecord(workload=name, framework="python", device=ctx.device, metric=METRIC, value=1.0)]
 
-    return Workload(name=name, framework="python", description=name, metric=METRIC, sizes={"quick": {}}, run=run,
-                    suites=(), expected_s={"quick": expected_s})
+    return Workload(
+        name=name,
+        framework="python",
+        description=name,
+        metric=METRIC,
+        sizes={"quick": {}},
+        run=run,
+        suites=(),
+        expected_s={"quick": expected_s},
+    )
 
 
 @pytest.fixture
@@ -202,7 +212,9 @@ def test_budget_skips_with_reason_and_resume_runs_them(tmp_path, machine, fakes)
     from benchlib import workloads
 
     workloads._REGISTRY["slow"] = slow
-    outcome = run_suite([made["a"], slow, made["b"]], suite="quick", device="cpu", machine=machine, out_dir=tmp_path, budget_s=60)
+    outcome = run_suite(
+        [made["a"], slow, made["b"]], suite="quick", device="cpu", machine=machine, out_dir=tmp_path, budget_s=60
+    )
     saved = read_results(outcome.path)
     by_name = {m.workload: m for m in saved.measurements}
     assert by_name["slow"].status == "skipped" and by_name["slow"].skip_reason == "budget"
@@ -278,8 +290,13 @@ def test_cli_kill_then_resume_folder(tmp_path):
     """End to end through `benchlib run` and `benchlib run --resume OUT` (the folder form)."""
     env = ENV | {"PYTHONUNBUFFERED": "1"}
     only = [arg for name in ("tiny-slow", *TINY[:2]) for arg in ("--only", name)]
-    proc = subprocess.Popen([sys.executable, "-m", "benchlib.cli", "run", *only, "--out", str(tmp_path)],
-                            env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchlib.cli", "run", *only, "--out", str(tmp_path)],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 90
         while not list(tmp_path.rglob("*.json")):
@@ -293,14 +310,24 @@ def test_cli_kill_then_resume_folder(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     (path,) = tmp_path.rglob("*.json")
     assert unfinished(read_results(path)) == ["tiny-slow", *TINY[:2]]
-    done = subprocess.run([sys.executable, "-m", "benchlib.cli", "run", "--resume", str(tmp_path)],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchlib.cli", "run", "--resume", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "resuming" in done.stderr and "0 of 3 workloads finished" in done.stderr
     final = read_results(path)
     assert final.complete and [m.workload for m in final.measurements] == ["tiny-slow", *TINY[:2]]
-    again = subprocess.run([sys.executable, "-m", "benchlib.cli", "run", "--resume", str(path)],
-                           env=env, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [sys.executable, "-m", "benchlib.cli", "run", "--resume", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr
     assert f"nothing left to run; {path} is complete" in again.stderr
     assert read_results(path) == final, "resuming a complete run leaves its file as it was"
@@ -359,9 +386,21 @@ def test_write_results_refuses_what_would_not_read_back(tmp_path, machine):
 
     nan = float("nan")
     bad = ResultsFile(
-        run_id="x", created="2026-11-21T00:00:00Z", benchlib_version="0", methodology_version="1", machine=machine,
-        measurements=[MeasurementRecord(workload="w", framework="torch", device="cpu", metric=METRIC, value=1.0,
-                                        stats=Stats(median=nan, iqr=0, mean=1, min=1, max=1, n=1, noisy=False))],
+        run_id="x",
+        created="2026-11-21T00:00:00Z",
+        benchlib_version="0",
+        methodology_version="1",
+        machine=machine,
+        measurements=[
+            MeasurementRecord(
+                workload="w",
+                framework="torch",
+                device="cpu",
+                metric=METRIC,
+                value=1.0,
+                stats=Stats(median=nan, iqr=0, mean=1, min=1, max=1, n=1, noisy=False),
+            )
+        ],
     )
     target = tmp_path / "x.json"
     with pytest.raises(ResultsError, match=r"would not read back: field 'measurements.0.stats.median'"):
@@ -379,9 +418,26 @@ def interruptible() -> None:
 
 def test_ctrl_c_stops_the_run_keeps_the_file_and_says_how_to_resume(tmp_path):
     env = ENV | {"PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "benchlib.cli", "run", "--only", "tiny-1", "--only", "tiny-slow",
-                             "--out", str(tmp_path)], env=env, start_new_session=True,
-                            preexec_fn=interruptible, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "benchlib.cli",
+            "run",
+            "--only",
+            "tiny-1",
+            "--only",
+            "tiny-slow",
+            "--out",
+            str(tmp_path),
+        ],
+        env=env,
+        start_new_session=True,
+        preexec_fn=interruptible,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 90
         while not (files := list(tmp_path.rglob("*.json"))) or not read_results(files[0]).plan.wall_s:
@@ -409,6 +465,7 @@ def test_ctrl_c_stops_the_run_keeps_the_file_and_says_how_to_resume(tmp_path):
 
 def disk_full_after(monkeypatch, writes: int) -> None:
     from benchlib.measure import runner
+
     real = runner.write_results
     done = []
 
@@ -446,6 +503,7 @@ def test_full_disk_stops_the_run_with_one_message_and_how_to_resume(tmp_path, ma
     calls.clear()
     monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)
     from benchlib import workloads
+
     monkeypatch.setattr(workloads, "_REGISTRY", {**workloads.all_workloads(), **made})
     resumed = CliRunner().invoke(app, ["run", "--resume", str(path), "--no-isolate"])
     assert resumed.exit_code == 0, resumed.output
@@ -468,8 +526,8 @@ def test_full_disk_before_anything_is_saved_says_to_choose_another_folder(tmp_pa
 
 def test_an_unwritable_folder_says_so_rather_than_to_free_space(tmp_path, machine, fakes, monkeypatch):
     from benchlib import probe
-    from benchlib.measure import runner
     from benchlib.cli import app
+    from benchlib.measure import runner
 
     monkeypatch.setattr(probe, "probe_machine", lambda **kwargs: machine)
 
@@ -488,11 +546,14 @@ def test_a_failed_write_keeps_the_previous_file_whole(tmp_path, machine):
     from benchlib.results import store
     from benchlib.results.schema import ResultsFile
 
-    results = ResultsFile(run_id="r", created="2026-11-21T00:00:00Z", benchlib_version="0", methodology_version="1",
-                          machine=machine)
+    results = ResultsFile(
+        run_id="r", created="2026-11-21T00:00:00Z", benchlib_version="0", methodology_version="1", machine=machine
+    )
     target = write_results(results, tmp_path / "r.json")
     before = target.read_bytes()
-    results.measurements.append(MeasurementRecord(workload="w", framework="python", device="cpu", metric=METRIC, value=1.0))
+    results.measurements.append(
+        MeasurementRecord(workload="w", framework="python", device="cpu", metric=METRIC, value=1.0)
+    )
 
     class FullDisk:
         def __init__(self, fd, *args, **kwargs):

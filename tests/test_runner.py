@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from benchlib.measure.runner import check, run_suite
 from benchlib.results.schema import FAILED_STATUSES, MeasurementRecord, Metric
 from benchlib.results.store import read_results
-from benchlib.measure.runner import check, run_suite
 from benchlib.workloads import Workload
 
 METRIC = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
@@ -41,7 +41,12 @@ def missing(ctx):
 
 
 def test_one_crash_keeps_the_others(tmp_path, machine):
-    workloads = [fake_workload("ok", ok), fake_workload("crash", crash), fake_workload("oom", oom), fake_workload("missing", missing)]
+    workloads = [
+        fake_workload("ok", ok),
+        fake_workload("crash", crash),
+        fake_workload("oom", oom),
+        fake_workload("missing", missing),
+    ]
     outcome = run_suite(workloads, suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
     saved = read_results(outcome.path)
     assert saved.complete
@@ -82,7 +87,9 @@ def test_run_killed_midway_leaves_a_valid_file(tmp_path):
     """SIGKILL after the first workload finished: the file is valid and keeps what finished."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchlib.cli", "run", "--suite", "quick", "--out", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ | {"PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=os.environ | {"PYTHONUNBUFFERED": "1"},
     )
     try:
         deadline = time.monotonic() + 120
@@ -113,12 +120,20 @@ def test_run_killed_midway_leaves_a_valid_file(tmp_path):
 
 # Isolation: each workload in its own process (tests/benchlib_test_workloads.py has the crashers).
 
+
 def test_a_workload_that_kills_its_interpreter_is_an_error_and_the_run_goes_on(tmp_path, machine, tiny):
     from benchlib.measure.runner import select_workloads
 
     names = ["tiny-1", "tiny-segfault", "tiny-exit", "tiny-sigkill", "tiny-2"]
-    outcome = run_suite(select_workloads("quick", names), suite="quick", device="cpu", machine=machine,
-                        out_dir=tmp_path, isolate=True, on_output=lambda w, text: None)
+    outcome = run_suite(
+        select_workloads("quick", names),
+        suite="quick",
+        device="cpu",
+        machine=machine,
+        out_dir=tmp_path,
+        isolate=True,
+        on_output=lambda w, text: None,
+    )
     saved = read_results(outcome.path)
     assert saved.complete and saved.plan.isolated
     by_name = {m.workload: m for m in saved.measurements}
@@ -152,15 +167,22 @@ def test_isolated_and_in_process_records_agree(tmp_path, machine, tiny):
 
 def test_isolation_needs_registered_workloads(tmp_path, machine):
     with pytest.raises(ValueError, match="not in the registry"):
-        run_suite([fake_workload("ok", ok)], suite="quick", device="cpu", machine=machine, out_dir=tmp_path, isolate=True)
+        run_suite(
+            [fake_workload("ok", ok)], suite="quick", device="cpu", machine=machine, out_dir=tmp_path, isolate=True
+        )
 
 
 def test_a_record_that_cannot_be_stored_becomes_an_error(tmp_path, machine):
     def nan(ctx):
         return [MeasurementRecord(workload="nan", framework="torch", device="cpu", metric=METRIC, value=float("nan"))]
 
-    outcome = run_suite([fake_workload("nan", nan), fake_workload("ok", ok)], suite="quick", device="cpu",
-                        machine=machine, out_dir=tmp_path)
+    outcome = run_suite(
+        [fake_workload("nan", nan), fake_workload("ok", ok)],
+        suite="quick",
+        device="cpu",
+        machine=machine,
+        out_dir=tmp_path,
+    )
     saved = read_results(outcome.path)
     first, second = saved.measurements
     # NaN is caught by the plausibility check first: kept as 'invalid', which JSON can carry as null.
@@ -176,10 +198,29 @@ def test_plausibility_applies_to_new_measurements(machine):
 
 
 def test_cli_run_budget_skips_and_reports_resume(tmp_path):
-    env = os.environ | {"PYTHONPATH": str(Path(__file__).parent), "BENCHLIB_WORKLOAD_MODULES": "benchlib_test_workloads"}
+    env = os.environ | {
+        "PYTHONPATH": str(Path(__file__).parent),
+        "BENCHLIB_WORKLOAD_MODULES": "benchlib_test_workloads",
+    }
     done = subprocess.run(
-        [sys.executable, "-m", "benchlib.cli", "run", "--only", "tiny-slow", "--only", "tiny-1", "--budget", "1",
-         "--out", str(tmp_path)], env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "benchlib.cli",
+            "run",
+            "--only",
+            "tiny-slow",
+            "--only",
+            "tiny-1",
+            "--budget",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     (path,) = tmp_path.rglob("*.json")
@@ -193,8 +234,15 @@ def test_framework_noise_from_a_child_is_not_shown_but_its_own_output_is(tmp_pat
     from benchlib.measure.runner import select_workloads
 
     shown: list[str] = []
-    run_suite(select_workloads("quick", ["tiny-noisy"]), suite="quick", device="cpu", machine=machine,
-              out_dir=tmp_path, isolate=True, on_output=lambda w, text: shown.append(text))
+    run_suite(
+        select_workloads("quick", ["tiny-noisy"]),
+        suite="quick",
+        device="cpu",
+        machine=machine,
+        out_dir=tmp_path,
+        isolate=True,
+        on_output=lambda w, text: shown.append(text),
+    )
     assert shown == [tiny.NOT_NOISE]
 
 
@@ -204,7 +252,14 @@ def test_spawned_children_as_on_macos_and_windows(tmp_path, machine, tiny, monke
 
     monkeypatch.setenv("BENCHLIB_START_METHOD", "spawn")
     assert default_start_method() == "spawn"
-    outcome = run_suite(select_workloads("quick", ["tiny-1", "tiny-exit"]), suite="quick", device="cpu", machine=machine,
-                        out_dir=tmp_path, isolate=True, on_output=lambda w, text: None)
+    outcome = run_suite(
+        select_workloads("quick", ["tiny-1", "tiny-exit"]),
+        suite="quick",
+        device="cpu",
+        machine=machine,
+        out_dir=tmp_path,
+        isolate=True,
+        on_output=lambda w, text: None,
+    )
     assert [m.status for m in outcome.results.measurements] == ["ok", "error"]
     assert outcome.results.measurements[1].crash.exit_code == 3

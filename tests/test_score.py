@@ -4,10 +4,8 @@ import json
 import math
 
 import pytest
+from score_samples import BUSY, records, results, with_conditions
 
-from benchlib.results.load import load_results
-from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.results.store import read_results, write_results
 from benchlib.core.paths import docs_dir, reference_dir
 from benchlib.derive.score import (
     SCORE_TESTS,
@@ -18,9 +16,11 @@ from benchlib.derive.score import (
     write_reference,
 )
 from benchlib.derive.score_report import run_summary
+from benchlib.results.load import load_results
+from benchlib.results.schema import MeasurementRecord, Metric
+from benchlib.results.store import read_results, write_results
 from benchlib.site.score_blocks import reference_table, score_tests_table
 from benchlib.workloads import all_workloads
-from score_samples import BUSY, records, results, with_conditions
 
 
 @pytest.fixture
@@ -60,9 +60,14 @@ def test_a_missing_test_makes_the_score_incomplete_and_names_it(reference):
 
 def test_a_skipped_workload_is_named_with_its_reason(reference, machine):
     keep = [r for r in records() if r.framework != "tensorflow"]
-    skipped = MeasurementRecord(workload="inference_keras", framework="tensorflow", device="cpu",
-                                metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
-                                status="skipped", message="tensorflow is not installed")
+    skipped = MeasurementRecord(
+        workload="inference_keras",
+        framework="tensorflow",
+        device="cpu",
+        metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
+        status="skipped",
+        message="tensorflow is not installed",
+    )
     s = score(keep + [skipped], reference)
     assert not s.complete
     assert "resnet50-tensorflow-b1" in s.missing and "cnn-tensorflow" in s.missing
@@ -70,8 +75,12 @@ def test_a_skipped_workload_is_named_with_its_reason(reference, machine):
 
 
 def test_other_params_or_dtypes_do_not_count(reference):
-    wrong = [r.model_copy(update={"params": r.params | {"batch_size": 999}}) if r.workload.startswith("cnn_fashion_mnist") else r
-             for r in records()]
+    wrong = [
+        r.model_copy(update={"params": r.params | {"batch_size": 999}})
+        if r.workload.startswith("cnn_fashion_mnist")
+        else r
+        for r in records()
+    ]
     assert set(score(wrong, reference).missing) == {"cnn-torch", "cnn-tensorflow"}
     bf16 = [r.model_copy(update={"dtype": "bf16"}) if r.workload == "fastai_transfer" else r for r in records()]
     assert score(bf16, reference).missing == ["fastai-resnet34-b64"]
@@ -79,8 +88,13 @@ def test_other_params_or_dtypes_do_not_count(reference):
 
 def test_score_frame_scores_each_measured_file(tmp_path, reference, machine):
     write_results(reference, tmp_path / "ref.json")
-    write_results(results(records(factor=4.0), machine, "Fast box").model_copy(update={"run_id": "r2"}), tmp_path / "fast.json")
-    write_results(results(records(skip={"cnn-torch"}), machine, "Partial box").model_copy(update={"run_id": "r3"}), tmp_path / "part.json")
+    write_results(
+        results(records(factor=4.0), machine, "Fast box").model_copy(update={"run_id": "r2"}), tmp_path / "fast.json"
+    )
+    write_results(
+        results(records(skip={"cnn-torch"}), machine, "Partial box").model_copy(update={"run_id": "r3"}),
+        tmp_path / "part.json",
+    )
     frame = score_frame(load_results(tmp_path), reference).set_index("machine_label")
     assert frame.loc["Reference CPU", "score"] == pytest.approx(100)
     assert frame.loc["Fast box", "score"] == pytest.approx(400)
@@ -170,11 +184,14 @@ def test_write_reference_replaces_the_old_one_with_a_quiet_run(tmp_path, machine
     assert read_results(target) == quiet
 
 
-@pytest.mark.parametrize("run, why", [
-    (lambda m: with_conditions(results(records(), m), {"cnn_fashion_mnist": BUSY}), "is marked disturbed"),
-    (lambda m: results(records(), m), "has no record of the machine's conditions"),
-    (lambda m: with_conditions(results(records(skip={"cnn-torch"}), m)), "no valid measurement for: cnn-torch"),
-])
+@pytest.mark.parametrize(
+    "run, why",
+    [
+        (lambda m: with_conditions(results(records(), m), {"cnn_fashion_mnist": BUSY}), "is marked disturbed"),
+        (lambda m: results(records(), m), "has no record of the machine's conditions"),
+        (lambda m: with_conditions(results(records(skip={"cnn-torch"}), m)), "no valid measurement for: cnn-torch"),
+    ],
+)
 def test_write_reference_refuses_a_run_that_cant_be_100(tmp_path, machine, run, why):
     folder = tmp_path / "reference"
     write_results(results(records(), machine), folder / "old.json")
@@ -185,17 +202,24 @@ def test_write_reference_refuses_a_run_that_cant_be_100(tmp_path, machine, run, 
 
 
 def test_a_test_measured_only_at_other_sizes_says_so(reference):
-    full = [r.model_copy(update={"params": r.params | {"batch_size": 1024}}) if r.workload == "cnn_fashion_mnist" else r
-            for r in records()]
+    full = [
+        r.model_copy(update={"params": r.params | {"batch_size": 1024}}) if r.workload == "cnn_fashion_mnist" else r
+        for r in records()
+    ]
     s = score(full, reference)
     assert s.reasons["cnn-torch"] == "measured only at other sizes; the score uses the standard suite's batch_size=256"
 
 
 def test_missing_tests_are_grouped_by_reason(reference):
     keep = [r for r in records() if r.framework != "tensorflow"]
-    skipped = MeasurementRecord(workload="inference_keras", framework="tensorflow", device="cpu",
-                                metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
-                                status="skipped", message="tensorflow is not installed")
+    skipped = MeasurementRecord(
+        workload="inference_keras",
+        framework="tensorflow",
+        device="cpu",
+        metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
+        status="skipped",
+        message="tensorflow is not installed",
+    )
     assert score(keep + [skipped], reference).missing_text() == (
         "cnn-tensorflow (not in this run); resnet50-tensorflow-b1, resnet50-tensorflow-b32, mobilenet_v2-tensorflow-b1, "
         "mobilenet_v2-tensorflow-b32 (skipped: tensorflow is not installed)"
@@ -209,12 +233,15 @@ def plain(lines):
 def test_after_a_standard_run_the_score_says_what_it_is_relative_to(reference, machine):
     run = with_conditions(results(records(factor=2.0), machine, "Fast box"))
     text = plain(run_summary(run, reference))
-    assert text == ("score 200.0  training 200.0, inference 200.0; "
-                    "relative to Reference CPU, measured 2026-11-21 (= 100)")
+    assert text == (
+        "score 200.0  training 200.0, inference 200.0; relative to Reference CPU, measured 2026-11-21 (= 100)"
+    )
 
 
 def test_after_an_incomplete_run_the_missing_tests_are_named(reference, machine):
-    run = results(records(skip={"cnn-torch", "resnet50-tensorflow-b1", "resnet50-tensorflow-b32"}), machine, "Partial box")
+    run = results(
+        records(skip={"cnn-torch", "resnet50-tensorflow-b1", "resnet50-tensorflow-b32"}), machine, "Partial box"
+    )
     assert plain(run_summary(run, reference)) == (
         "score: incomplete, 3 of 11 tests missing: cnn-torch, resnet50-tensorflow-b1, resnet50-tensorflow-b32 (not in this run)"
     )
@@ -223,15 +250,19 @@ def test_after_an_incomplete_run_the_missing_tests_are_named(reference, machine)
 def test_after_a_disturbed_run_the_workloads_and_reasons_are_named(reference, machine):
     run = with_conditions(results(records(factor=2.0), machine), {"inference": BUSY})
     lines = run_summary(run, reference)
-    assert lines[0].plain == ("disturbed run: other work on this machine may have slowed 1 workload(s) "
-                              "(inference: other processes took 40% of the CPU (0.80 CPUs on average))")
+    assert lines[0].plain == (
+        "disturbed run: other work on this machine may have slowed 1 workload(s) "
+        "(inference: other processes took 40% of the CPU (0.80 CPUs on average))"
+    )
     assert lines[0].style == "yellow"
     assert lines[1].plain.endswith("; disturbed run, so likely too low")
 
 
 def test_a_quick_run_gets_no_score_and_is_told_why(reference, machine):
     run = results(records(), machine).model_copy(update={"suite": "quick"})
-    assert plain(run_summary(run, reference)).startswith("no score: a quick run; the score's tests are the standard suite's sizes")
+    assert plain(run_summary(run, reference)).startswith(
+        "no score: a quick run; the score's tests are the standard suite's sizes"
+    )
 
 
 def test_score_frame_and_site_table_show_a_disturbed_run(tmp_path, reference, machine, monkeypatch):
@@ -239,7 +270,9 @@ def test_score_frame_and_site_table_show_a_disturbed_run(tmp_path, reference, ma
     from benchlib.site.data import SiteData, chart_frames, derive
     from benchlib.site.score_blocks import score_block
 
-    write_results(with_conditions(results(records(factor=2.0), machine, "Busy box"), {"inference": BUSY}), tmp_path / "busy.json")
+    write_results(
+        with_conditions(results(records(factor=2.0), machine, "Busy box"), {"inference": BUSY}), tmp_path / "busy.json"
+    )
     write_results(with_conditions(results(records(factor=3.0), machine, "Quiet box")), tmp_path / "quiet.json")
     write_results(results(records(factor=4.0), machine, "Old box"), tmp_path / "old.json")
     frame = load_results(tmp_path)
@@ -248,7 +281,9 @@ def test_score_frame_and_site_table_show_a_disturbed_run(tmp_path, reference, ma
     assert rows.loc["Old box", "disturbed"] is None
     monkeypatch.setattr(score_module, "load_reference", lambda path=None: reference)
     derived = derive(frame)
-    html = score_block(SiteData(frame=derived, charts=chart_frames(derived), results_dir=tmp_path, build_files=frozenset()))
+    html = score_block(
+        SiteData(frame=derived, charts=chart_frames(derived), results_dir=tmp_path, build_files=frozenset())
+    )
     assert "<td>disturbed</td>" in html and "<td>quiet</td>" in html and "<td>not recorded</td>" in html
     # The chart names the disturbed run as such, beside its score of 200.
     assert "Busy box (disturbed)" in html and ">200<" in html

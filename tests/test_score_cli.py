@@ -1,15 +1,14 @@
 """`benchlib score FILE_OR_DIR...` and the score `benchlib run` prints after a standard run."""
 
-
 import pytest
+from score_samples import BUSY, records, results, with_conditions
 from typer.testing import CliRunner
 
 import benchlib.derive.score_report as score_report
 from benchlib.cli import app
-from benchlib.results.store import write_results
-from benchlib.measure.runner import RunOutcome
 from benchlib.derive.score import reference_file
-from score_samples import BUSY, records, results, with_conditions
+from benchlib.measure.runner import RunOutcome
+from benchlib.results.store import write_results
 
 runner = CliRunner()
 
@@ -46,7 +45,9 @@ def reference(machine, monkeypatch, tmp_path):
 
 def test_runs_are_side_by_side_with_the_reference_and_committed_machines(tmp_path, machine, reference):
     fast = with_conditions(results(records(factor=2.0), machine, "Fast box").model_copy(update={"run_id": "fast"}))
-    busy = with_conditions(results(records(factor=1.5), machine, "Busy box").model_copy(update={"run_id": "busy"}), {"inference": BUSY})
+    busy = with_conditions(
+        results(records(factor=1.5), machine, "Busy box").model_copy(update={"run_id": "busy"}), {"inference": BUSY}
+    )
     write_results(fast, tmp_path / "mine" / "fast.json")
     write_results(busy, tmp_path / "mine" / "busy.json")
     committed = results(records(factor=4.0), machine, "Committed box").model_copy(update={"run_id": "other"})
@@ -92,7 +93,9 @@ def test_a_quick_run_is_named_with_why_it_has_no_score(tmp_path, machine, refere
 
 
 def test_a_disturbed_reference_gives_a_clear_error(tmp_path, machine, monkeypatch):
-    write_results(with_conditions(results(records(), machine), {"inference": BUSY}), tmp_path / "reference" / "ref.json")
+    write_results(
+        with_conditions(results(records(), machine), {"inference": BUSY}), tmp_path / "reference" / "ref.json"
+    )
     monkeypatch.setenv("BENCHLIB_REFERENCE_DIR", str(tmp_path / "reference"))
     write_results(results(records(), machine), tmp_path / "run.json")
     result = runner.invoke(app, ["score", str(tmp_path / "run.json")])
@@ -100,8 +103,8 @@ def test_a_disturbed_reference_gives_a_clear_error(tmp_path, machine, monkeypatc
 
 
 def test_run_prints_the_score_and_the_disturbed_workloads(tmp_path, machine, reference, monkeypatch):
-    import benchlib.probe
     import benchlib.measure.runner
+    import benchlib.probe
 
     finished = with_conditions(results(records(factor=2.0), machine, "This box"), {"cnn_fashion_mnist": BUSY})
 
@@ -110,11 +113,16 @@ def test_run_prints_the_score_and_the_disturbed_workloads(tmp_path, machine, ref
 
     monkeypatch.setattr(benchlib.probe, "probe_machine", lambda results_dir: machine)
     monkeypatch.setattr(benchlib.measure.runner, "run_suite", fake_run_suite)
-    result = runner.invoke(app, ["run", "--suite", "standard", "--no-isolate", "--device", "cpu", "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["run", "--suite", "standard", "--no-isolate", "--device", "cpu", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())  # rich wraps long lines at 80 columns
     assert "score 200.0 training 200.0, inference 200.0; relative to Reference CPU, measured 2026-11-21 (= 100)" in out
-    assert "disturbed run: other work on this machine may have slowed 1 workload(s) (cnn_fashion_mnist: other processes" in out
+    assert (
+        "disturbed run: other work on this machine may have slowed 1 workload(s) (cnn_fashion_mnist: other processes"
+        in out
+    )
 
 
 def test_show_marks_a_disturbed_run(tmp_path, machine):

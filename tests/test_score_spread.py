@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from score_samples import BUSY, records, results, with_conditions
 
 from benchlib.derive.score import score
-from score_samples import BUSY, records, results, with_conditions
 
 SCRIPT = Path(__file__).parents[1] / "benchmarks" / "score_spread.py"
 spec = importlib.util.spec_from_file_location("score_spread", SCRIPT)
@@ -35,10 +35,16 @@ def test_spread_is_range_over_median():
 
 
 def test_report_prints_each_run_and_whether_the_goal_is_met(reference, machine):
-    text = "\n".join(score_spread.report([run(reference, machine, 1.0), run(reference, machine, 1.01), run(reference, machine, 1.02)]))
+    text = "\n".join(
+        score_spread.report(
+            [run(reference, machine, 1.0), run(reference, machine, 1.01), run(reference, machine, 1.02)]
+        )
+    )
     assert "1       100.0     100.0      100.0      600  quiet" in text
     assert "spread over 3 complete runs: score 2.0%, training 2.0%, inference 2.0%; goal 3% or less: met" in text
-    wide = "\n".join(score_spread.report([run(reference, machine, 1.0), run(reference, machine, 1.2, busy={"inference": BUSY})]))
+    wide = "\n".join(
+        score_spread.report([run(reference, machine, 1.0), run(reference, machine, 1.2, busy={"inference": BUSY})])
+    )
     assert "goal 3% or less: not met" in wide and "disturbed" in wide
     assert "inference: other processes took 40% of the CPU" in wide
     assert "some runs were disturbed" in wide
@@ -64,17 +70,38 @@ def test_without_a_usable_reference_the_runs_are_compared_with_one_of_them(machi
     partial = results(records(skip={"cnn-torch"}), machine)
     busy = with_conditions(results(records(factor=2.0), machine), {"inference": BUSY})
     yardstick, said = score_spread.yardstick([(Path("a.json"), partial, 1.0), (Path("b.json"), busy, 1.0)])
-    assert said == "no reference (reference r.json is marked disturbed); scores relative to run 2 (= 100), only to compare the runs"
+    assert (
+        said
+        == "no reference (reference r.json is marked disturbed); scores relative to run 2 (= 100), only to compare the runs"
+    )
     assert score(records(factor=2.2), yardstick).value == pytest.approx(110)
     assert score_spread.yardstick([(Path("a.json"), partial, 1.0)])[0] is None
 
 
 def test_the_script_runs_a_suite_several_times(tmp_path):
-    env = os.environ | {"BENCHLIB_WORKLOAD_MODULES": "benchlib_test_workloads",
-                        "PYTHONPATH": os.pathsep.join([str(SCRIPT.parents[1]), str(Path(__file__).parent)])}
+    env = os.environ | {
+        "BENCHLIB_WORKLOAD_MODULES": "benchlib_test_workloads",
+        "PYTHONPATH": os.pathsep.join([str(SCRIPT.parents[1]), str(Path(__file__).parent)]),
+    }
     out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--suite", "quick", "--only", "tiny-1", "--runs", "2", "--device", "cpu", "--out", str(tmp_path)],
-        capture_output=True, text=True, env=env, timeout=300,
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--suite",
+            "quick",
+            "--only",
+            "tiny-1",
+            "--runs",
+            "2",
+            "--device",
+            "cpu",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr
     assert "quick suite, 1 workloads, 2 runs" in out.stdout

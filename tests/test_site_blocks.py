@@ -49,8 +49,10 @@ def test_chart_block_has_view_fallback_spec_caption_and_table(results_dir, workl
     assert fallback.split(">", 1)[1].lstrip().startswith("<svg")
     assert _spec(block)["width"] == "container"
     caption = block.split("<figcaption>", 1)[1].split("</figcaption>", 1)[0]
-    assert (f"<strong>Measured</strong> with benchlib 0.1.0 (methodology {benchlib.METHODOLOGY_VERSION}), "
-            "quick suite, torch 2.5.0, Python 3.11.7:") in caption
+    assert (
+        f"<strong>Measured</strong> with benchlib 0.1.0 (methodology {benchlib.METHODOLOGY_VERSION}), "
+        "quick suite, torch 2.5.0, Python 3.11.7:"
+    ) in caption
     assert "local · Test CPU (CPU only) (2026-11-01)" in caption
     assert '<details class="note bench-chart__data">' in block and "<table>" in block
 
@@ -59,7 +61,10 @@ def test_reported_source_is_marked_linked_dated_and_escaped(results_dir):
     block = chart("matmul")
     caption = block.split("<figcaption>", 1)[1].split("</figcaption>", 1)[0]
     assert "<strong>Reported</strong> by <a href=" in caption
-    assert re.search(r'as of 2020-02-01<span class="fg-badge fg-badge--stale"[^>]*>as of 2020-02, may be out of date</span>: Old GPU', caption)
+    assert re.search(
+        r'as of 2020-02-01<span class="fg-badge fg-badge--stale"[^>]*>as of 2020-02, may be out of date</span>: Old GPU',
+        caption,
+    )
     assert f"<summary>The source's setting</summary><p>reported context {html.escape(HOSTILE)}</p>" in caption
     assert f'href="{html.escape(HOSTILE_URL)}"' in caption
     assert HOSTILE not in block  # neither in HTML, caption, table, SVG nor the JSON spec
@@ -69,8 +74,11 @@ def test_reported_source_is_marked_linked_dated_and_escaped(results_dir):
 
 
 def test_only_http_links_become_links(results_dir):
-    bad = results(REPORTED.model_copy(update={"id": "reported-js"}), [record("matmul", 1.0, dtype="fp32")],
-                  provenance=Provenance(kind="reported", source_url="javascript:alert(1)", as_of="2020-01-01"))
+    bad = results(
+        REPORTED.model_copy(update={"id": "reported-js"}),
+        [record("matmul", 1.0, dtype="fp32")],
+        provenance=Provenance(kind="reported", source_url="javascript:alert(1)", as_of="2020-01-01"),
+    )
     write_results(bad, results_dir / "reported" / "js.json")
     assert "javascript:" not in chart("matmul").split("<figcaption>", 1)[1]
 
@@ -148,8 +156,8 @@ def test_measure_env_rejects_unknown_suites(monkeypatch):
 
 
 def test_build_measurement_is_cached_per_machine_and_version(tmp_path, monkeypatch):
-    import benchlib.probe
     import benchlib.measure.runner
+    import benchlib.probe
 
     calls = []
 
@@ -179,8 +187,8 @@ def test_build_measurement_is_cached_per_machine_and_version(tmp_path, monkeypat
 
 
 def test_methodology_blocks_come_from_the_code():
-    from benchlib.results.plausibility import PEAK_TOLERANCE
     from benchlib.core.timing import NOISE_THRESHOLD
+    from benchlib.results.plausibility import PEAK_TOLERANCE
     from benchlib.workloads import all_workloads
 
     assert f"methodology version <strong>{benchlib.METHODOLOGY_VERSION}</strong>" in methodology.versions()
@@ -191,7 +199,10 @@ def test_methodology_blocks_come_from_the_code():
     workloads = methodology.workloads_table()
     params = methodology.suite_params_table()
     for name, w in all_workloads().items():
-        assert f"<td><code>{name}</code></td><td>{w.framework}</td><td>{markupsafe.escape(w.description)}</td>" in workloads
+        assert (
+            f"<td><code>{name}</code></td><td>{w.framework}</td><td>{markupsafe.escape(w.description)}</td>"
+            in workloads
+        )
         for suite in w.suites:
             assert f"<td><code>{name}</code></td><td><code>{suite}</code></td>" in params
     sizes = ", ".join(map(str, all_workloads()["matmul"].params("quick")["sizes"]))
@@ -225,8 +236,14 @@ def test_strict_build_fails_on_an_invalid_results_file_and_names_it(tmp_path):
     broken.write_text("{not json", encoding="utf-8")
     env = {**os.environ, RESULTS_ENV: str(broken.parent.parent), "NO_MKDOCS_2_WARNING": "1"}
     env.pop(sources.MEASURE_ENV, None)
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode != 0
     output = run.stdout + run.stderr
     assert f"error: {broken} is not a valid results file: not valid JSON" in output

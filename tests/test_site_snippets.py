@@ -34,8 +34,14 @@ def reader_env(**extra: str) -> dict[str, str]:
 
 
 def run_snippet(name: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-e", str(SNIPPETS / name)], cwd=cwd, env=reader_env(**env),
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        ["bash", "-e", str(SNIPPETS / name)],
+        cwd=cwd,
+        env=reader_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +87,13 @@ def test_serve_answers_on_its_address(project):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = subprocess.Popen(
-        ["bash", str(SNIPPETS / "serve.sh")], cwd=project, env=reader_env(DEV_ADDR=f"127.0.0.1:{port}"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        ["bash", str(SNIPPETS / "serve.sh")],
+        cwd=project,
+        env=reader_env(DEV_ADDR=f"127.0.0.1:{port}"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 300

@@ -318,17 +318,27 @@ def test_status_decides_whether_a_figure_is_a_peak(tmp_path: Path, status: str, 
 @pytest.mark.parametrize(
     ("old", "new", "field"),
     [
-        ("    defaults: {source: \"https://example.com/spec\", as_of: \"2024-01-02\", status: verified}\n", "",
-         "field architecture: expected a mapping {value, source, as_of, status}"),
+        (
+            '    defaults: {source: "https://example.com/spec", as_of: "2024-01-02", status: verified}\n',
+            "",
+            "field architecture: expected a mapping {value, source, as_of, status}",
+        ),
         (BANDWIDTH, "value: 500, status: probably", "field bandwidth_gbps.status"),
-        (BANDWIDTH, "value: 500, status: conflict", "field bandwidth_gbps: Value error, a 'conflict' fact needs a note"),
+        (
+            BANDWIDTH,
+            "value: 500, status: conflict",
+            "field bandwidth_gbps: Value error, a 'conflict' fact needs a note",
+        ),
         (BANDWIDTH, BANDWIDTH + ", as_of: last spring", "field bandwidth_gbps.as_of"),
-        (BANDWIDTH, BANDWIDTH + ", as_of: \"2999-01\"", "field bandwidth_gbps.as_of"),
+        (BANDWIDTH, BANDWIDTH + ', as_of: "2999-01"', "field bandwidth_gbps.as_of"),
         (BANDWIDTH, BANDWIDTH + ", source: example.com", "field bandwidth_gbps.source"),
         ("memory_gb: 16", "memory_gb: -16", "field memory_gb.value"),
         ("kind: gpu", "kind: fpga", "field kind"),
-        ("memory_gb: 16", "memory_gb: 16\n    bf16_tensor_tflops: 10\n    bf16_supported: {value: false}",
-         "bf16_tensor_tflops is given but bf16_supported is false"),
+        (
+            "memory_gb: 16",
+            "memory_gb: 16\n    bf16_tensor_tflops: 10\n    bf16_supported: {value: false}",
+            "bf16_tensor_tflops is given but bf16_supported is false",
+        ),
         ("memory_gb: 16", "memory_gb: 16\n    memroy_gb: 16", "field memroy_gb"),
     ],
 )

@@ -9,12 +9,16 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from benchlib.core.paths import reported_dir
-from benchlib.results.store import read_results
 from benchlib.catalog.gpus import load_accelerators
+from benchlib.core.paths import reported_dir
 from benchlib.predict.count import op_counter
-from benchlib.predict.speed import predict_speed
-from benchlib.predict.published_speed import TARGET_MEDIAN_ERROR, compare, fit_memory_efficiency, halves, median_abs_error
+from benchlib.predict.published_speed import (
+    TARGET_MEDIAN_ERROR,
+    compare,
+    fit_memory_efficiency,
+    halves,
+    median_abs_error,
+)
 from benchlib.predict.roofline import (
     COMPUTE_EFFICIENCY,
     DEFAULT_COMPUTE_EFFICIENCY,
@@ -24,6 +28,8 @@ from benchlib.predict.roofline import (
     gpu_rates,
     step_time,
 )
+from benchlib.predict.speed import predict_speed
+from benchlib.results.store import read_results
 
 
 def invoke(*args: str):
@@ -34,9 +40,21 @@ def invoke(*args: str):
 
 def tiny_config(tmp_path) -> str:
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 128,
-                                "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
-                                "num_key_value_heads": 2, "vocab_size": 1000, "max_position_embeddings": 4096}))
+    path.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "architectures": ["LlamaForCausalLM"],
+                "hidden_size": 128,
+                "intermediate_size": 256,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "vocab_size": 1000,
+                "max_position_embeddings": 4096,
+            }
+        )
+    )
     return str(path)
 
 
@@ -87,7 +105,9 @@ def test_compute_efficiency_per_generation_is_the_median_mamf_fraction():
             by_generation.setdefault(generation(spec.architecture.value), []).append(record.value / peak)
     recomputed = {g: round(statistics.median(v), 3) for g, v in by_generation.items()}
     assert recomputed == COMPUTE_EFFICIENCY
-    assert DEFAULT_COMPUTE_EFFICIENCY == pytest.approx(statistics.median(COMPUTE_EFFICIENCY[g] for g in NVIDIA_GENERATIONS), abs=5e-4)
+    assert DEFAULT_COMPUTE_EFFICIENCY == pytest.approx(
+        statistics.median(COMPUTE_EFFICIENCY[g] for g in NVIDIA_GENERATIONS), abs=5e-4
+    )
 
 
 def test_a_gpu_without_a_mamf_figure_says_its_efficiency_is_a_default():
@@ -163,14 +183,17 @@ def test_the_table_says_what_bounds_the_step_and_that_it_is_predicted(tmp_path):
     assert "A prediction, not a measurement" in text
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (["--model", "resnet50", "--gpu", "A100 80GB"], "unknown GPU 'A100 80GB'"),
-    (["--model", "resnet50", "--gpu", "T4", "--dtype", "bf16"], "no bf16 peak"),
-    (["--model", "resnet50", "--gpu", "T4", "--mode", "serve"], "--mode 'serve'"),
-    (["--model", "resnet50", "--gpu", "T4", "--seq-len", "128"], "--seq-len applies to language models"),
-    (["--model", "resnet50", "--gpu", "TPU v3"], "TPU"),
-    (["--model", "no-such-model", "--gpu", "T4"], "no-such-model"),
-])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--model", "resnet50", "--gpu", "A100 80GB"], "unknown GPU 'A100 80GB'"),
+        (["--model", "resnet50", "--gpu", "T4", "--dtype", "bf16"], "no bf16 peak"),
+        (["--model", "resnet50", "--gpu", "T4", "--mode", "serve"], "--mode 'serve'"),
+        (["--model", "resnet50", "--gpu", "T4", "--seq-len", "128"], "--seq-len applies to language models"),
+        (["--model", "resnet50", "--gpu", "TPU v3"], "TPU"),
+        (["--model", "no-such-model", "--gpu", "T4"], "no-such-model"),
+    ],
+)
 def test_bad_input_is_one_line_naming_it(args, says):
     result = invoke(*args)
     assert result.exit_code == 2

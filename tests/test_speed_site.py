@@ -8,9 +8,9 @@ from html import unescape
 
 import pytest
 
+from benchlib.predict.published_speed import UNRUN_BATCH, compare, median_abs_error, unrun_gpus
 from benchlib.site import buying_guide as blocks
 from benchlib.site import speed_check as speed
-from benchlib.predict.published_speed import UNRUN_BATCH, compare, median_abs_error, unrun_gpus
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,9 @@ def _chart_rows(html: str) -> list[dict]:
 
 def _table(html: str, name: str) -> list[list[str]]:
     body = re.search(rf'<table data-table="{name}">.*?<tbody>(.*?)</tbody>', html, re.S).group(1)
-    return [[unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)] for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body)]
+    return [
+        [unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)] for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body)
+    ]
 
 
 def test_gpus_lambda_never_ran_are_drawn_as_predicted_bars(throughput, compared):
@@ -66,7 +68,10 @@ def test_the_caption_states_the_error_compare_measured(throughput, compared):
     held_out = [r for r in rows if r.half == "held out"]
     worst = max(rows, key=lambda r: abs(r.error))
     caption = re.search(r"<strong>Predicted</strong>(.*?)</p>", throughput).group(1)
-    assert f"off by a median of {median_abs_error(rows):.0%} ({median_abs_error(held_out):.0%} on the held-out half)" in caption
+    assert (
+        f"off by a median of {median_abs_error(rows):.0%} ({median_abs_error(held_out):.0%} on the held-out half)"
+        in caption
+    )
     assert f"at worst {worst.error:+.0%} ({worst.gpu}, {worst.precision})" in caption
     assert 'href="#predicted-against-reported"' in caption
     assert "so how far off their predictions are is unknown" in caption  # Blackwell and AMD: no Lambda row
@@ -85,8 +90,15 @@ def test_every_compared_row_shows_reported_predicted_and_error(comparison, compa
     rows = compared[0]
     assert len(shown) == len(rows)
     for r in rows:
-        assert shown[r.gpu, r.precision] == [r.gpu, r.precision, f"{r.batch:,}", r.half, f"{r.reported:,.0f}",
-                                             f"{r.predicted:,.0f}", speed.percent(r.error)]
+        assert shown[r.gpu, r.precision] == [
+            r.gpu,
+            r.precision,
+            f"{r.batch:,}",
+            r.half,
+            f"{r.reported:,.0f}",
+            f"{r.predicted:,.0f}",
+            speed.percent(r.error),
+        ]
     errors = [float(r[6].rstrip("%")) for r in _table(comparison, "speed-published")]
     assert errors == sorted(errors, reverse=True), "most over-predicted first"
     assert "as of 2024-03-01" in comparison and "github.com/lambdal/deeplearning-benchmark" in comparison
@@ -95,18 +107,28 @@ def test_every_compared_row_shows_reported_predicted_and_error(comparison, compa
 def test_each_half_and_all_rows_show_their_median_and_worst_error(comparison, compared):
     rows = compared[0]
     summary = {r[0]: r for r in _table(comparison, "speed-errors")}
-    for label, mine in (("Calibration half", [r for r in rows if r.half == "calibration"]),
-                        ("Held-out half", [r for r in rows if r.half == "held out"]), ("All rows", rows)):
+    for label, mine in (
+        ("Calibration half", [r for r in rows if r.half == "calibration"]),
+        ("Held-out half", [r for r in rows if r.half == "held out"]),
+        ("All rows", rows),
+    ):
         worst = max(mine, key=lambda r: abs(r.error))
         fp32, amp = ([r for r in mine if r.precision == p] for p in ("FP32", "AMP"))
-        assert summary[label][1:] == [str(len({r.gpu for r in mine})), str(len(mine)), f"{median_abs_error(fp32):.0%}",
-                                      f"{median_abs_error(amp):.0%}", f"{median_abs_error(mine):.0%}",
-                                      f"{worst.error:+.0%} ({worst.gpu}, {worst.precision})"]
+        assert summary[label][1:] == [
+            str(len({r.gpu for r in mine})),
+            str(len(mine)),
+            f"{median_abs_error(fp32):.0%}",
+            f"{median_abs_error(amp):.0%}",
+            f"{median_abs_error(mine):.0%}",
+            f"{worst.error:+.0%} ({worst.gpu}, {worst.precision})",
+        ]
 
 
 def test_the_rows_left_out_are_listed_with_their_reason(comparison, compared):
     for skipped in compared[1]:
-        item = re.search(rf"<li>{re.escape(skipped.what.replace(chr(39), '&#39;'))} \((\d+) rows?, .*?\): (.*?)</li>", comparison)
+        item = re.search(
+            rf"<li>{re.escape(skipped.what.replace(chr(39), '&#39;'))} \((\d+) rows?, .*?\): (.*?)</li>", comparison
+        )
         assert item and int(item.group(1)) == skipped.rows, skipped.what
         assert re.sub(r"</?code>", "`", unescape(item.group(2))).rstrip(".") == skipped.reason.rstrip(".")
 
@@ -115,7 +137,7 @@ def test_the_pages_prose_on_where_the_errors_lean_still_holds(compared):
     """The buying guide says, in words, that AMP on the big data-centre GPUs comes out too fast and FP32 on
     most other cards too slow; the numbers must still say so (or the prose must change)."""
     ordered = sorted(compared[0], key=lambda r: r.error)
-    over, under = ordered[-speed.EXTREMES:], ordered[:speed.EXTREMES]
+    over, under = ordered[-speed.EXTREMES :], ordered[: speed.EXTREMES]
     assert all(r.precision == "AMP" and r.error > 0 and re.match(r"[AH]100", r.gpu) for r in over), over
     assert all(r.precision == "FP32" and r.error < 0 and not re.match(r"[AH]100", r.gpu) for r in under), under
 
@@ -123,7 +145,7 @@ def test_the_pages_prose_on_where_the_errors_lean_still_holds(compared):
 def test_the_block_names_the_rows_furthest_off_each_way(comparison, compared):
     ordered = sorted(compared[0], key=lambda r: -r.error)
     sentence = re.search(r"<p>Predicted too fast by most: (.*?)</p>", comparison).group(1)
-    for r in ordered[:speed.EXTREMES] + ordered[-speed.EXTREMES:]:
+    for r in ordered[: speed.EXTREMES] + ordered[-speed.EXTREMES :]:
         assert f"{r.gpu} ({speed.percent(r.error)})" in sentence
 
 
@@ -146,4 +168,6 @@ def test_the_can_i_run_it_table_cites_the_check_compare_makes_now(compared):
     refresh = "Lambda's rows or the speed model changed; refresh the table with `benchlib fit-table`"
     assert check["rows"] == len(rows), refresh
     assert check["median_abs_error"] == pytest.approx(median_abs_error(rows)), refresh
-    assert check["held_out_median_abs_error"] == pytest.approx(median_abs_error([r for r in rows if r.half == "held out"])), refresh
+    assert check["held_out_median_abs_error"] == pytest.approx(
+        median_abs_error([r for r in rows if r.half == "held out"])
+    ), refresh

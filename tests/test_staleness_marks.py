@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchlib.core import freshness
 from benchlib.catalog.platforms import TIER_FIELDS, load_platforms
+from benchlib.core import freshness
 from benchlib.core.paths import RESULTS_ENV
 from benchlib.site import ChartsOnPage, chart, sources
 from benchlib.site import buying_guide as fit_blocks
@@ -83,11 +83,21 @@ def dated_figures(html: str) -> list[tuple[str, bool]]:
 def _frame(gpus: tuple[str, ...] | None = None, **_: object) -> pd.DataFrame:
     """Predictions in the shape the buying guide's blocks take; the batches are test inputs."""
     names = gpus or tuple(fit_blocks.gpu_names())
-    return pd.DataFrame([
-        {"model": model, "dtype": dtype, "gpu": gpu, "usable_bytes": fit_blocks.gpu_memory(gpu).usable_bytes,
-         "max_batch": 64, "torch": "test"}
-        for model in fit_blocks.MATRIX_MODELS for dtype in fit_blocks.MATRIX_DTYPES for gpu in names
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "model": model,
+                "dtype": dtype,
+                "gpu": gpu,
+                "usable_bytes": fit_blocks.gpu_memory(gpu).usable_bytes,
+                "max_batch": 64,
+                "torch": "test",
+            }
+            for model in fit_blocks.MATRIX_MODELS
+            for dtype in fit_blocks.MATRIX_DTYPES
+            for gpu in names
+        ]
+    )
 
 
 def _platform_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
@@ -169,21 +179,42 @@ def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(buil
 
 def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) -> None:
     _, rendered = build
-    for name in ("tier_table", "reported_table", "resnet50_throughput", "predicted_against_reported", "lambda_batches", "price_performance",
-                 "rent_table", "buy_table", "reported_largest_batches", "advice_history", "chart", "ChartsOnPage", "sources",
-                 "published_comparison"):
+    for name in (
+        "tier_table",
+        "reported_table",
+        "resnet50_throughput",
+        "predicted_against_reported",
+        "lambda_batches",
+        "price_performance",
+        "rent_table",
+        "buy_table",
+        "reported_largest_batches",
+        "advice_history",
+        "chart",
+        "ChartsOnPage",
+        "sources",
+        "published_comparison",
+    ):
         assert any(dated_figures(html) for html in rendered[name]), name
 
 
 def test_the_buying_guide_marks_lambdas_2024_throughput_only_once_it_is_a_year_old(build) -> None:
     today, rendered = build
     lambda_2024 = [
-        marked for name in ("resnet50_throughput", "lambda_batches", "price_performance")
-        for html in rendered[name] for as_of, marked in dated_figures(html) if as_of.startswith("2024-03")
+        marked
+        for name in ("resnet50_throughput", "lambda_batches", "price_performance")
+        for html in rendered[name]
+        for as_of, marked in dated_figures(html)
+        if as_of.startswith("2024-03")
     ]
     assert len(lambda_2024) >= 3  # the throughput chart, the batch check and the price chart
     assert all(lambda_2024) if today == LATEST else not any(lambda_2024)
-    prices_2020 = [marked for html in rendered["reported_largest_batches"] for as_of, marked in dated_figures(html) if as_of.startswith("2020")]
+    prices_2020 = [
+        marked
+        for html in rendered["reported_largest_batches"]
+        for as_of, marked in dated_figures(html)
+        if as_of.startswith("2020")
+    ]
     assert prices_2020 and all(prices_2020)
 
 

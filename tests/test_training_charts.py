@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchlib.site.charts import chart_spec, plotted_rows
 from benchlib.core.paths import reported_dir
+from benchlib.derive.score import SCORE_TESTS
 from benchlib.results.load import load_results, rows_of
 from benchlib.results.schema import MeasurementRecord, Metric, ResultsFile
-from benchlib.derive.score import SCORE_TESTS
+from benchlib.site.charts import chart_spec, plotted_rows
 from benchlib.site.data import SiteData, chart_frames, derive
 from benchlib.site.figures import chart
 from benchlib.site.score_blocks import score_block
@@ -37,8 +37,16 @@ def site(frame: pd.DataFrame) -> SiteData:
 
 
 def rec(workload, framework, metric, unit, value, dtype="fp32", higher=True, **params):
-    return MeasurementRecord(workload=workload, framework=framework, device="cuda", device_name="Tesla T4", dtype=dtype,
-                             params=params, metric=Metric(name=metric, unit=unit, higher_is_better=higher), value=value)
+    return MeasurementRecord(
+        workload=workload,
+        framework=framework,
+        device="cuda",
+        device_name="Tesla T4",
+        dtype=dtype,
+        params=params,
+        metric=Metric(name=metric, unit=unit, higher_is_better=higher),
+        value=value,
+    )
 
 
 def measured_frame(machine, label="Colab · Tesla T4", records=None):
@@ -47,15 +55,42 @@ def measured_frame(machine, label="Colab · Tesla T4", records=None):
         rec("cnn_fashion_mnist", "tensorflow", "throughput", "samples/s", 6000.0, batch_size=256),
         rec("amp", "torch", "speedup", "x", 2.1, dtype="fp16", model="cnn_fashion_mnist"),
         rec("amp", "tensorflow", "speedup", "x", 1.7, dtype="fp16", model="cnn_fashion_mnist"),
-        rec("fastai_transfer", "fastai", "epoch_time", "s", 30.0, higher=False, batch_size=64, arch="resnet34", image_side=64),
-        rec("fastai_transfer", "fastai", "epoch_time", "s", 20.0, dtype="fp16", higher=False, batch_size=64, arch="resnet34", image_side=64),
+        rec(
+            "fastai_transfer",
+            "fastai",
+            "epoch_time",
+            "s",
+            30.0,
+            higher=False,
+            batch_size=64,
+            arch="resnet34",
+            image_side=64,
+        ),
+        rec(
+            "fastai_transfer",
+            "fastai",
+            "epoch_time",
+            "s",
+            20.0,
+            dtype="fp16",
+            higher=False,
+            batch_size=64,
+            arch="resnet34",
+            image_side=64,
+        ),
         rec("inference", "torch", "latency_p50", "ms", 8.0, higher=False, model="resnet50", batch_size=1),
         rec("inference", "torch", "latency_p90", "ms", 9.5, higher=False, model="resnet50", batch_size=1),
         rec("inference", "torch", "latency_p50", "ms", 40.0, higher=False, model="resnet50", batch_size=32),
     ]
-    results = ResultsFile(run_id="r", created=datetime(2026, 11, 21, tzinfo=timezone.utc), benchlib_version="0.1.0",
-                          methodology_version="1", suite="standard", machine=machine.model_copy(update={"label": label}),
-                          measurements=records)
+    results = ResultsFile(
+        run_id="r",
+        created=datetime(2026, 11, 21, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        suite="standard",
+        machine=machine.model_copy(update={"label": label}),
+        measurements=records,
+    )
     return pd.DataFrame(rows_of(results, f"results/{label}.json"))
 
 
@@ -71,7 +106,10 @@ def test_training_chart_puts_the_seeds_reported_rate_beside_measured(frame):
     # Seed 002: 5 epochs x 100 steps x batch 1024 in a reported 120 s on Colab's K80.
     k80 = reported[reported["subject"].str.contains("K80")].iloc[0]
     assert k80["value"] == pytest.approx(5 * 100 * 1024 / 120) and "120 s" in k80["derived"]
-    assert set(rows[rows["source"] == "measured"]["setting"]) == {"PyTorch · batch 256", "TensorFlow (Keras) · batch 256"}
+    assert set(rows[rows["source"] == "measured"]["setting"]) == {
+        "PyTorch · batch 256",
+        "TensorFlow (Keras) · batch 256",
+    }
     spec = spec_of(rows, "cnn_fashion_mnist")
     assert spec["title"]["text"] == "Fashion-MNIST CNN training throughput"
 
@@ -110,19 +148,41 @@ def score_extra(factor):
         higher = t.metric == "throughput"
         unit = "ms" if t.metric.startswith("latency") else "s" if t.metric == "epoch_time" else "u"
         value = 10.0 * factor if higher else 10.0 / factor
-        out.append(MeasurementRecord(workload=t.workload, framework=t.framework, device="cuda", device_name="Tesla T4",
-                                     dtype=t.dtype, params=dict(t.params), metric=Metric(name=t.metric, unit=unit, higher_is_better=higher),
-                                     value=value))
+        out.append(
+            MeasurementRecord(
+                workload=t.workload,
+                framework=t.framework,
+                device="cuda",
+                device_name="Tesla T4",
+                dtype=t.dtype,
+                params=dict(t.params),
+                metric=Metric(name=t.metric, unit=unit, higher_is_better=higher),
+                value=value,
+            )
+        )
     return out
 
 
 def test_score_chart_charts_complete_runs_against_the_reference(machine, monkeypatch):
     from benchlib.derive import score as score_module
-    reference = ResultsFile(run_id="ref", created=datetime(2026, 11, 1, tzinfo=timezone.utc), benchlib_version="0.1.0",
-                            methodology_version="1", suite="standard", machine=machine, measurements=score_extra(1.0))
+
+    reference = ResultsFile(
+        run_id="ref",
+        created=datetime(2026, 11, 1, tzinfo=timezone.utc),
+        benchlib_version="0.1.0",
+        methodology_version="1",
+        suite="standard",
+        machine=machine,
+        measurements=score_extra(1.0),
+    )
     monkeypatch.setattr(score_module, "load_reference", lambda path=None: reference)
-    frame = pd.concat([measured_frame(machine, label="Fast", records=score_extra(3.0)),
-                       measured_frame(machine, label="Partial", records=score_extra(3.0)[1:])], ignore_index=True)
+    frame = pd.concat(
+        [
+            measured_frame(machine, label="Fast", records=score_extra(3.0)),
+            measured_frame(machine, label="Partial", records=score_extra(3.0)[1:]),
+        ],
+        ignore_index=True,
+    )
     rows = score_module.score_frame(frame)
     assert rows.set_index("machine_label").loc["Fast", "score"] == pytest.approx(300)
     assert not rows.set_index("machine_label").loc["Partial", "complete"]

@@ -5,15 +5,27 @@ import importlib.util
 import math
 
 import pytest
+from charted import TEST_CPU, chart_rows, plotted
 
 from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
-from charted import TEST_CPU, chart_rows, plotted
 
-TINY_MODEL = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
-              "num_key_value_heads": 2, "vocab_size": 128}
-TINY = {"model": TINY_MODEL, "batch_size": 2, "seq_len": 16, "dtypes": ["fp32", "bf16", "fp16"], "modes": ["eager"],
-        "timer": {"warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.1, "min_samples": 3}}
+TINY_MODEL = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 128,
+}
+TINY = {
+    "model": TINY_MODEL,
+    "batch_size": 2,
+    "seq_len": 16,
+    "dtypes": ["fp32", "bf16", "fp16"],
+    "modes": ["eager"],
+    "timer": {"warmup_s": 0.0, "min_time_s": 0.0, "max_time_s": 0.1, "min_samples": 3},
+}
 
 
 def run_tiny(**changes):
@@ -31,11 +43,26 @@ def test_cpu_trains_in_fp32_and_bf16_and_reports_tokens_per_second(records):
     for dtype in ("fp32", "bf16"):
         r = by[dtype]
         assert r.status == "ok", r.message
-        assert (r.workload, r.metric.name, r.metric.unit, r.device) == ("transformer_train", "throughput", "tokens/s", "cpu")
+        assert (r.workload, r.metric.name, r.metric.unit, r.device) == (
+            "transformer_train",
+            "throughput",
+            "tokens/s",
+            "cpu",
+        )
         assert math.isfinite(r.value) and r.value > 0
         assert r.value == pytest.approx(2 * 16 / r.stats.median)
-        assert r.params | {"model": "1-layer, 32-wide", "compile": "eager", "batch_size": 2, "seq_len": 16,
-                           "optimizer": "AdamW", "num_key_value_heads": 2} == r.params
+        assert (
+            r.params
+            | {
+                "model": "1-layer, 32-wide",
+                "compile": "eager",
+                "batch_size": 2,
+                "seq_len": 16,
+                "optimizer": "AdamW",
+                "num_key_value_heads": 2,
+            }
+            == r.params
+        )
         assert r.params["parameters"] > 0
     assert by["fp32"].params["autocast"] is False and by["bf16"].params["autocast"] is True
     assert by["bf16"].params["grad_scaler"] is False
@@ -49,7 +76,10 @@ def test_fp16_is_skipped_on_the_cpu_with_the_reason(records):
 
 
 def test_the_chart_has_a_bar_per_model_precision_and_mode(records):
-    assert set(plotted(records, "transformer_train")) == {"1-layer, 32-wide · fp32 · eager", "1-layer, 32-wide · bf16 · eager"}
+    assert set(plotted(records, "transformer_train")) == {
+        "1-layer, 32-wide · fp32 · eager",
+        "1-layer, 32-wide · bf16 · eager",
+    }
     rows = chart_rows(records)["transformer_train"]
     assert list(rows[rows["status"] == "skipped"]["setting"]) == ["1-layer, 32-wide · fp16 · eager"]
 
@@ -79,8 +109,10 @@ def test_a_compile_that_fails_is_skipped_with_the_error(monkeypatch):
     monkeypatch.setattr(torch, "compile", Broken)
     [r] = run_tiny(dtypes=["fp32"], modes=["torch.compile"])
     assert r.status == "skipped" and r.value is None
-    assert r.message == ("transformer_train: torch.compile doesn't work here for fp32 on Test CPU: "
-                         "RuntimeError: inductor: no working C++ compiler")
+    assert r.message == (
+        "transformer_train: torch.compile doesn't work here for fp32 on Test CPU: "
+        "RuntimeError: inductor: no working C++ compiler"
+    )
 
 
 def test_missing_transformers_skips_it_and_says_how_to_install(monkeypatch):

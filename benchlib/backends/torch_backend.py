@@ -83,7 +83,7 @@ def accelerator_dtype(device: str, preferred: Sequence[str], workload: str) -> s
     raise ValueError(f"{workload}: none of accelerator_dtypes {list(preferred)} runs on {device} (it has {supported})")
 
 
-def torch_dtype(name: str) -> "torch.dtype":
+def torch_dtype(name: str) -> torch.dtype:
     torch = import_torch()
     return {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
 

@@ -238,8 +238,13 @@ class AcceleratorSpec(_Frozen):
     def hourly_prices(self) -> list[CloudPrice]:
         """Each cloud price for one accelerator (a slice's price over its units), cheapest first."""
         per_unit = [
-            p.model_copy(update={"usd_per_hour": p.usd_per_hour / p.units, "units": 1,
-                                 "usd_per_hour_max": p.usd_per_hour_max / p.units if p.usd_per_hour_max else None})
+            p.model_copy(
+                update={
+                    "usd_per_hour": p.usd_per_hour / p.units,
+                    "units": 1,
+                    "usd_per_hour_max": p.usd_per_hour_max / p.units if p.usd_per_hour_max else None,
+                }
+            )
             for p in self.cloud_prices
         ]
         return sorted(per_unit, key=lambda p: p.usd_per_hour)
@@ -377,9 +382,7 @@ def _name_index(specs: Iterable[AcceleratorSpec], where: str) -> _Index:
                 raise SpecsError(f"{where}: accelerator {spec.name!r}: alias {label!r} has no model words")
             for other in (exact.setdefault(label.strip().casefold(), spec), normal.setdefault(key, spec)):
                 if other is not spec:
-                    raise SpecsError(
-                        f"{where}: accelerator {spec.name!r}: name {label!r} also matches {other.name!r}"
-                    )
+                    raise SpecsError(f"{where}: accelerator {spec.name!r}: name {label!r} also matches {other.name!r}")
     return exact, normal
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 import copy
 import importlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -71,7 +72,9 @@ class LanguageModel:
         self.name, self.title, self.config, self.factory = name, title, config, factory
         architecture = (getattr(config, "architectures", None) or ["AutoModelForCausalLM"])[0] if config else None
         self.architecture = architecture
-        self.kind = next((kind for suffix, kind in KINDS.items() if architecture and architecture.endswith(suffix)), "causal")
+        self.kind = next(
+            (kind for suffix, kind in KINDS.items() if architecture and architecture.endswith(suffix)), "causal"
+        )
 
     # --- what it is
 
@@ -116,8 +119,10 @@ class LanguageModel:
         config._attn_implementation = "sdpa"
         cls = getattr(transformers, self.architecture or "", None)
         if cls is None:
-            raise ModelNotFound(f"{self.name}: transformers {transformers.__version__} has no class "
-                                f"{self.architecture!r} (the config's architectures field); upgrade transformers")
+            raise ModelNotFound(
+                f"{self.name}: transformers {transformers.__version__} has no class "
+                f"{self.architecture!r} (the config's architectures field); upgrade transformers"
+            )
         if self.architecture.startswith("Auto"):
             return cls.from_config(config, dtype=dtype)
         return cls._from_config(config, dtype=dtype)
@@ -185,8 +190,9 @@ def _from_file(path: Path) -> LanguageModel:
     try:
         fields = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ModelNotFound(f"--model {file}: not a readable JSON config ({exc}); "
-                            "give a Hugging Face config.json") from None
+        raise ModelNotFound(
+            f"--model {file}: not a readable JSON config ({exc}); give a Hugging Face config.json"
+        ) from None
     if not isinstance(fields, dict) or "model_type" not in fields:
         raise ModelNotFound(f"--model {file}: a Hugging Face config.json needs a 'model_type' field (e.g. \"llama\")")
     try:

@@ -9,14 +9,11 @@ field when something is wrong.
 from __future__ import annotations
 
 import functools
-
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-
-from benchlib.core.package_data import data_file
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -26,6 +23,8 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+
+from benchlib.core.package_data import data_file
 
 DATA_FILE = data_file("platforms.yaml")
 
@@ -83,7 +82,7 @@ class Sourced(_Model):
     see_also: list[HttpUrl] = Field(default_factory=list, description="Further sources, e.g. the conflicting one.")
 
     @model_validator(mode="after")
-    def _explain_doubt(self) -> "Sourced":
+    def _explain_doubt(self) -> Sourced:
         if self.status != "verified" and not self.note:
             raise ValueError(f"a fact marked '{self.status}' needs a note saying why")
         if self.as_of > date.today():
@@ -156,7 +155,7 @@ class Need(_Model):
     advice: str
 
     @model_validator(mode="after")
-    def _known_field(self) -> "Need":
+    def _known_field(self) -> Need:
         if self.field not in TIER_FIELDS:
             raise ValueError(f"field {self.field!r} is not a tier field ({', '.join(TIER_FIELDS)})")
         return self
@@ -167,7 +166,7 @@ class PlatformsData(_Model):
     needs: list[Need] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _needs_point_at_tiers(self) -> "PlatformsData":
+    def _needs_point_at_tiers(self) -> PlatformsData:
         for need in self.needs:
             for ref in need.tiers:
                 platform_id, _, tier_id = ref.partition("/")

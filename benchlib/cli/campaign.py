@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from benchlib.measure import campaign as plan_module
-from benchlib.measure.isolation import prestart
 from benchlib.cli.output import DETAIL_INDENT, Wrapped, console, err, print_error, usage_error
 from benchlib.core.units import format_bytes
+from benchlib.measure import campaign as plan_module
+from benchlib.measure.isolation import prestart
 from benchlib.results.schema import FAILED_STATUSES
 
 DEVICES = ("auto", "cuda", "cpu")
@@ -28,17 +28,33 @@ TINY_MINUTES = 3.0
 
 def campaign(
     device: Annotated[str, typer.Option(help="auto (a GPU if there is one), cuda or cpu.")] = "auto",
-    tiny: Annotated[bool, typer.Option("--tiny", help="Small sizes and a 16 MiB memory cap: minutes on a CPU, for trying the command (and CI), not for publishing.")] = False,
-    minutes: Annotated[Optional[float], typer.Option("--minutes", min=0.5, help="Time budget: a step that would end later is skipped and listed. [default: 9, or 3 with --tiny]", show_default=False)] = None,
-    out: Annotated[Path, typer.Option(help="Results folder; each step's file goes to OUT/<machine id>/<run id>.json.")] = Path("results"),
+    tiny: Annotated[
+        bool,
+        typer.Option(
+            "--tiny",
+            help="Small sizes and a 16 MiB memory cap: minutes on a CPU, for trying the command (and CI), not for publishing.",
+        ),
+    ] = False,
+    minutes: Annotated[
+        float | None,
+        typer.Option(
+            "--minutes",
+            min=0.5,
+            help="Time budget: a step that would end later is skipped and listed. [default: 9, or 3 with --tiny]",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option(help="Results folder; each step's file goes to OUT/<machine id>/<run id>.json.")
+    ] = Path("results"),
 ) -> None:
     """Check everything the guide predicts on this device: the standard suite, the largest batch
     of fit's models and of two small language models against fit's prediction, and the long
     matmul sweep; then print one table of predicted against measured, with the error of each.
     """
     from benchlib import probe
-    from benchlib.measure import runner
     from benchlib.backends import DeviceUnavailable
+    from benchlib.measure import runner
 
     if device not in DEVICES:
         raise usage_error(f"unknown device {device!r}; choose auto, cuda or cpu")
@@ -47,13 +63,17 @@ def campaign(
     except DeviceUnavailable as exc:
         raise usage_error(f"{exc}; use --device auto or cpu")
     if resolved not in ("cuda", "cpu"):
-        raise usage_error(f"benchlib campaign runs on a CUDA GPU or the CPU, and auto found {resolved}; use --device cpu")
+        raise usage_error(
+            f"benchlib campaign runs on a CUDA GPU or the CPU, and auto found {resolved}; use --device cpu"
+        )
     budget_min = minutes if minutes is not None else (TINY_MINUTES if tiny else plan_module.DEFAULT_MINUTES)
     # The children's process server imports the frameworks while this process probes the machine.
     prestart(plan_module.preload_modules(tiny))
     machine = probe.probe_machine(results_dir=str(out))
-    err.print(f"machine: [bold]{escape(machine.label)}[/] ({escape(machine.id)}); campaign on {resolved}, "
-              f"budget {budget_min:g} min{' (tiny)' if tiny else ''}")
+    err.print(
+        f"machine: [bold]{escape(machine.label)}[/] ({escape(machine.id)}); campaign on {resolved}, "
+        f"budget {budget_min:g} min{' (tiny)' if tiny else ''}"
+    )
     steps = plan_module.steps(tiny)
     state = plan_module.Campaign(device=resolved, tiny=tiny, out=out, machine=machine, budget_s=budget_min * 60)
     try:
@@ -65,14 +85,23 @@ def campaign(
         print_error(f"cannot write to {out}: {exc.strerror or exc}; free some space or choose another --out folder")
         raise typer.Exit(1)
     except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted; every file written so far is valid and kept in {escape(str(out))}[/]", soft_wrap=True)
+        err.print(
+            f"[yellow]interrupted; every file written so far is valid and kept in {escape(str(out))}[/]", soft_wrap=True
+        )
         raise typer.Exit(130)
     report(state)
 
 
 def run_with_progress(state: plan_module.Campaign, steps: list[plan_module.Step]) -> None:
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=err, transient=False) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    ) as progress:
         task = progress.add_task("campaign", total=len(steps))
         state.on_output = lambda line: progress.console.print(Text(line.rstrip("\n"), style="dim"))
 
@@ -82,7 +111,9 @@ def run_with_progress(state: plan_module.Campaign, steps: list[plan_module.Step]
                 progress.console.print(Text(step.title, style="bold"))
                 return
             if what == "skipped":
-                progress.console.print(Text(f"{step.title}: skipped, it would not end within the budget", style="yellow"))
+                progress.console.print(
+                    Text(f"{step.title}: skipped, it would not end within the budget", style="yellow")
+                )
             progress.advance(task)
 
         plan_module.run_campaign(state, steps, on_step)
@@ -115,22 +146,35 @@ def report(state: plan_module.Campaign) -> None:
             console.print(Wrapped(Text(check.what, style="dim"), indent=DETAIL_INDENT))
         for kind in dict.fromkeys(c.kind for c in found):
             errors = [abs(c.error) for c in found if c.kind == kind]
-            console.print(Wrapped(Text(f"{kind}: median absolute error {statistics.median(errors):.0%} over {len(errors)}")))
+            console.print(
+                Wrapped(Text(f"{kind}: median absolute error {statistics.median(errors):.0%} over {len(errors)}"))
+            )
     else:
         console.print(Wrapped(Text("no checks: nothing measured had a prediction to compare with", style="yellow")))
     for sweep in plan_module.sweeps(files):
         share = f" in {sweep.time_share:.0%} of its time" if sweep.time_share is not None else ""
-        console.print(Wrapped(Text(
-            f"matmul {sweep.dtype}: sizes up to {max(sweep.short.params['sizes'])} reached {sweep.reached:.0%} of the best "
-            f"with sizes up to {max(sweep.long.params['sizes'])}{share}")))
+        console.print(
+            Wrapped(
+                Text(
+                    f"matmul {sweep.dtype}: sizes up to {max(sweep.short.params['sizes'])} reached {sweep.reached:.0%} of the best "
+                    f"with sizes up to {max(sweep.long.params['sizes'])}{share}"
+                )
+            )
+        )
     # Running out of memory is what a max-batch search looks for, not a failure.
     searches = {"max_batch", "llm_max_batch"}
-    failed = [f"{r.workload}: {r.message or ''}" for f in files for r in f.measurements
-              if r.status in FAILED_STATUSES and not (r.workload in searches and r.status == "oom")]
+    failed = [
+        f"{r.workload}: {r.message or ''}"
+        for f in files
+        for r in f.measurements
+        if r.status in FAILED_STATUSES and not (r.workload in searches and r.status == "oom")
+    ]
     for line in [*state.failed, *failed]:
         err.print(Text(f"failed: {line}", style="red"), soft_wrap=True)
     if state.skipped:
-        err.print(Text(f"skipped for the budget: {', '.join(state.skipped)}; give more --minutes to run them", style="yellow"))
+        err.print(
+            Text(f"skipped for the budget: {', '.join(state.skipped)}; give more --minutes to run them", style="yellow")
+        )
     for path in dict.fromkeys(state.written):
         err.print(Text(f"wrote {path}"), soft_wrap=True)
     if state.failed or failed:

@@ -9,7 +9,7 @@ ends with a one-line message naming it and exit code 2.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -22,37 +22,82 @@ if TYPE_CHECKING:
     from benchlib.predict.llm_memory import LLMPrediction, Setup
     from benchlib.predict.memory import DeviceMemory, Prediction
 
-ModelOpt = Annotated[str, typer.Option(
-    "--model", help="A language model: a shipped one (e.g. llama-3.2-1b, qwen3-8b; an unknown name lists them), a "
-                    "config.json path, a Hugging Face id or package.module:factory. Or one of the five built-in "
-                    "networks: resnet50, vit_b_16, bert_base, gpt2_small, unet.")]
-DtypeOpt = Annotated[Optional[str], typer.Option(
-    "--dtype", help="Compute dtype: fp32, fp16 or bf16 (autocast over fp32 or quantized weights). Default: fp32 "
-                    "for the built-in networks; for language models the weights' dtype, else bf16 (fp16 where the "
-                    "GPU has no bf16).")]
-OptimizerOpt = Annotated[Optional[str], typer.Option(
-    "--optimizer", help="Built-in networks: adam (default) or sgd. Language models: adamw (default) or "
-                        "paged_adamw_8bit.")]
-ModeOpt = Annotated[Optional[str], typer.Option(
-    "--mode", help="inference, train (full fine-tuning), lora or qlora. Default: train for the five built-in "
-                   "models, inference for language models.")]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="A language model: a shipped one (e.g. llama-3.2-1b, qwen3-8b; an unknown name lists them), a "
+        "config.json path, a Hugging Face id or package.module:factory. Or one of the five built-in "
+        "networks: resnet50, vit_b_16, bert_base, gpt2_small, unet.",
+    ),
+]
+DtypeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dtype",
+        help="Compute dtype: fp32, fp16 or bf16 (autocast over fp32 or quantized weights). Default: fp32 "
+        "for the built-in networks; for language models the weights' dtype, else bf16 (fp16 where the "
+        "GPU has no bf16).",
+    ),
+]
+OptimizerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--optimizer",
+        help="Built-in networks: adam (default) or sgd. Language models: adamw (default) or paged_adamw_8bit.",
+    ),
+]
+ModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        help="inference, train (full fine-tuning), lora or qlora. Default: train for the five built-in "
+        "models, inference for language models.",
+    ),
+]
 
 
 def fit(
     model: ModelOpt,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="A GPU in benchlib's specs, e.g. T4, 'A100 40GB SXM', 'RTX 4090'.")] = None,
+    gpu: Annotated[
+        str | None, typer.Option("--gpu", help="A GPU in benchlib's specs, e.g. T4, 'A100 40GB SXM', 'RTX 4090'.")
+    ] = None,
     mode: ModeOpt = None,
-    batch: Annotated[Optional[int], typer.Option("--batch", help="Also say whether this batch fits (language models: default 1).")] = None,
-    seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Language models: tokens per sample (default 2048, or the model's limit if shorter).")] = None,
-    lora_rank: Annotated[Optional[int], typer.Option("--lora-rank", help="lora/qlora: the adapters' rank (default 16).")] = None,
-    lora_targets: Annotated[str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")] = "all-linear",
-    weights: Annotated[Optional[str], typer.Option("--weights", help="How weights are stored: fp32, fp16, bf16, int8 or nf4. Default: bf16 "
-                                                   "for inference and lora, fp32 for train, nf4 for qlora.")] = None,
+    batch: Annotated[
+        int | None, typer.Option("--batch", help="Also say whether this batch fits (language models: default 1).")
+    ] = None,
+    seq_len: Annotated[
+        int | None,
+        typer.Option(
+            "--seq-len", help="Language models: tokens per sample (default 2048, or the model's limit if shorter)."
+        ),
+    ] = None,
+    lora_rank: Annotated[
+        int | None, typer.Option("--lora-rank", help="lora/qlora: the adapters' rank (default 16).")
+    ] = None,
+    lora_targets: Annotated[
+        str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")
+    ] = "all-linear",
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            "--weights",
+            help="How weights are stored: fp32, fp16, bf16, int8 or nf4. Default: bf16 "
+            "for inference and lora, fp32 for train, nf4 for qlora.",
+        ),
+    ] = None,
     dtype: DtypeOpt = None,
-    grad_checkpointing: Annotated[bool, typer.Option("--grad-checkpointing", help="Training modes: recompute activations in the backward pass.")] = False,
+    grad_checkpointing: Annotated[
+        bool, typer.Option("--grad-checkpointing", help="Training modes: recompute activations in the backward pass.")
+    ] = False,
     optimizer: OptimizerOpt = None,
     input: InputOpt = None,
-    memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Instead of --gpu: a plain memory budget with no CUDA allowances (the CPU case).")] = None,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--memory-limit", help="Instead of --gpu: a plain memory budget with no CUDA allowances (the CPU case)."
+        ),
+    ] = None,
     size: ModelSizeOpt = "full",
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
@@ -60,37 +105,89 @@ def fit(
     from benchlib.models.trainable import MODELS
 
     if model in MODELS:
-        _fit_builtin(model, gpu, mode, batch, seq_len, lora_rank, weights, dtype, grad_checkpointing, optimizer,
-                     input, memory_limit, size, as_json)
+        _fit_builtin(
+            model,
+            gpu,
+            mode,
+            batch,
+            seq_len,
+            lora_rank,
+            weights,
+            dtype,
+            grad_checkpointing,
+            optimizer,
+            input,
+            memory_limit,
+            size,
+            as_json,
+        )
     else:
-        _fit_language_model(model, gpu, mode, batch, seq_len, lora_rank, lora_targets, weights, dtype,
-                            grad_checkpointing, optimizer, input, memory_limit, as_json)
+        _fit_language_model(
+            model,
+            gpu,
+            mode,
+            batch,
+            seq_len,
+            lora_rank,
+            lora_targets,
+            weights,
+            dtype,
+            grad_checkpointing,
+            optimizer,
+            input,
+            memory_limit,
+            as_json,
+        )
 
 
 def _device(gpu: str | None, memory_limit: str | None) -> DeviceMemory:
-    from benchlib.predict.memory import gpu_memory, memory_limit as limit_budget
+    from benchlib.predict.memory import gpu_memory
+    from benchlib.predict.memory import memory_limit as limit_budget
 
     if (gpu is None) == (memory_limit is None):
         raise ValueError("give either --gpu NAME or --memory-limit SIZE")
     return gpu_memory(gpu) if gpu else limit_budget(parse_bytes(memory_limit or ""))
 
 
-def _fit_builtin(model: str, gpu: str | None, mode: str | None, batch: int | None, seq_len: int | None,
-                 lora_rank: int | None, weights: str | None, dtype: str | None, grad_checkpointing: bool,
-                 optimizer: str | None, input: str | None, memory_limit: str | None, size: str, as_json: bool) -> None:
+def _fit_builtin(
+    model: str,
+    gpu: str | None,
+    mode: str | None,
+    batch: int | None,
+    seq_len: int | None,
+    lora_rank: int | None,
+    weights: str | None,
+    dtype: str | None,
+    grad_checkpointing: bool,
+    optimizer: str | None,
+    input: str | None,
+    memory_limit: str | None,
+    size: str,
+    as_json: bool,
+) -> None:
+    from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
     from benchlib.models.trainable import get_model
     from benchlib.predict.memory import UnknownGPU, predict
-    from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
 
     dtype, optimizer = dtype or "fp32", optimizer or "adam"
     try:
-        given = [flag for flag, value in (("--seq-len", seq_len), ("--lora-rank", lora_rank), ("--weights", weights),
-                                          ("--grad-checkpointing", grad_checkpointing or None)) if value is not None]
+        given = [
+            flag
+            for flag, value in (
+                ("--seq-len", seq_len),
+                ("--lora-rank", lora_rank),
+                ("--weights", weights),
+                ("--grad-checkpointing", grad_checkpointing or None),
+            )
+            if value is not None
+        ]
         if mode not in (None, "train"):
             given.insert(0, f"--mode {mode}")
         if given:
-            raise ValueError(f"{', '.join(given)}: {model} is one of the five built-in networks, predicted for full "
-                             "training only; these options are for language models (e.g. --model llama-3.2-1b)")
+            raise ValueError(
+                f"{', '.join(given)}: {model} is one of the five built-in networks, predicted for full "
+                "training only; these options are for language models (e.g. --model llama-3.2-1b)"
+            )
         check_choice("dtype", dtype, DTYPES)
         check_choice("optimizer", optimizer, OPTIMIZERS)
         device = _device(gpu, memory_limit)
@@ -103,22 +200,42 @@ def _fit_builtin(model: str, gpu: str | None, mode: str | None, batch: int | Non
     except (UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     # On a GPU torch's optimizers default to the multi-tensor (foreach) code; on the CPU they don't.
-    prediction = predict(model, device, batch=batch, dtype=dtype, optimizer=optimizer, size=size,
-                         foreach=True if gpu else None, input_shape=shape)
+    prediction = predict(
+        model,
+        device,
+        batch=batch,
+        dtype=dtype,
+        optimizer=optimizer,
+        size=size,
+        foreach=True if gpu else None,
+        input_shape=shape,
+    )
     if as_json:
         typer.echo(json.dumps(prediction.as_dict(), indent=2))
         return
     _print_prediction(prediction)
 
 
-def _fit_language_model(model: str, gpu: str | None, mode: str | None, batch: int | None, seq_len: int | None,
-                        lora_rank: int | None, lora_targets: str, weights: str | None, dtype: str | None,
-                        grad_checkpointing: bool, optimizer: str | None, input: str | None,
-                        memory_limit: str | None, as_json: bool) -> None:
-    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup, predict_llm
+def _fit_language_model(
+    model: str,
+    gpu: str | None,
+    mode: str | None,
+    batch: int | None,
+    seq_len: int | None,
+    lora_rank: int | None,
+    lora_targets: str,
+    weights: str | None,
+    dtype: str | None,
+    grad_checkpointing: bool,
+    optimizer: str | None,
+    input: str | None,
+    memory_limit: str | None,
+    as_json: bool,
+) -> None:
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
-    from benchlib.predict.memory import UnknownGPU
     from benchlib.core.paths import cache_dir
+    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup, predict_llm
+    from benchlib.predict.memory import UnknownGPU
 
     try:
         if input is not None:
@@ -132,10 +249,17 @@ def _fit_language_model(model: str, gpu: str | None, mode: str | None, batch: in
             if dtype is None and weights in (None, "int8", "nf4"):
                 dtype = "fp16"  # what a reader uses on a GPU without bf16, such as the T4
         language_model = resolve_model(model)
-        setup = make_setup(mode, weights=weights, dtype=dtype, batch=batch or 1,
-                           seq_len=seq_len or min(DEFAULT_SEQ_LEN, language_model.max_positions()),
-                           lora_rank=lora_rank, lora_targets=lora_targets, grad_checkpointing=grad_checkpointing,
-                           optimizer=optimizer or "adamw")
+        setup = make_setup(
+            mode,
+            weights=weights,
+            dtype=dtype,
+            batch=batch or 1,
+            seq_len=seq_len or min(DEFAULT_SEQ_LEN, language_model.max_positions()),
+            lora_rank=lora_rank,
+            lora_targets=lora_targets,
+            grad_checkpointing=grad_checkpointing,
+            optimizer=optimizer or "adamw",
+        )
         prediction = predict_llm(language_model, setup, device, cache_dir=cache_dir() / "fit-llm")
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
@@ -173,12 +297,18 @@ def _device_rows(table: Table, d: DeviceMemory) -> None:
 
 def _print_prediction(p: Prediction) -> None:
     d = p.device
-    table = Table(title=f"{p.model} ({'x'.join(map(str, p.input_shape))} per sample), {p.dtype}, {p.optimizer}: predicted", show_header=False)
+    table = Table(
+        title=f"{p.model} ({'x'.join(map(str, p.input_shape))} per sample), {p.dtype}, {p.optimizer}: predicted",
+        show_header=False,
+    )
     table.add_column("what")
     table.add_column("value", overflow="fold")
     _device_rows(table, d)
     if d.context_bytes or d.overhead:
-        table.add_row("allowances", f"CUDA context {format_bytes(d.context_bytes)}, allocator overhead {d.overhead:.0%} of tensors")
+        table.add_row(
+            "allowances",
+            f"CUDA context {format_bytes(d.context_bytes)}, allocator overhead {d.overhead:.0%} of tensors",
+        )
     table.add_row("for tensors", format_bytes(d.tensor_budget))
     if p.max_batch:
         table.add_row("largest batch", f"{p.max_batch} ({_peak_text(p.tensor_peak_at_max, d)})")
@@ -187,7 +317,10 @@ def _print_prediction(p: Prediction) -> None:
     if p.batch is not None:
         verdict = "fits" if p.fits else "does not fit"
         table.add_row(f"batch {p.batch}", f"{verdict} ({_peak_text(p.tensor_peak_at_batch, d)})")
-    table.add_row("how", f"{len(p.traces)} steps traced with FakeTensorMode + MemTracker in {p.seconds:.1f} s; torch {p.torch_version}")
+    table.add_row(
+        "how",
+        f"{len(p.traces)} steps traced with FakeTensorMode + MemTracker in {p.seconds:.1f} s; torch {p.torch_version}",
+    )
     console.print(table)
     typer.echo("A prediction, not a measurement: benchmarks/fit_accuracy.py compares it with measured peaks.")
 
@@ -203,9 +336,15 @@ def _print_llm_prediction(p: LLMPrediction, title: str) -> None:
     table.add_column("value", overflow="fold")
     _device_rows(table, d)
     breakdown = p.as_dict()["breakdown"]
-    for kind, label in (("weights", "weights"), ("gradients", "gradients"), ("optimizer_state", "optimizer state"),
-                        ("activations", "activations"), ("kv_cache", "KV cache"), ("cuda_context", "CUDA context"),
-                        ("allocator", f"allocator ({d.overhead:.0%})")):
+    for kind, label in (
+        ("weights", "weights"),
+        ("gradients", "gradients"),
+        ("optimizer_state", "optimizer state"),
+        ("activations", "activations"),
+        ("kv_cache", "KV cache"),
+        ("cuda_context", "CUDA context"),
+        ("allocator", f"allocator ({d.overhead:.0%})"),
+    ):
         if breakdown[kind]:
             table.add_row(f"  {label}", format_bytes(breakdown[kind]))
     verdict = "[green]fits[/]" if p.fits else "[red]does not fit[/]"

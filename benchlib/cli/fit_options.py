@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -35,7 +35,10 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 ModelOpt = Annotated[str, typer.Option("--model", help="resnet50, vit_b_16, bert_base, gpt2_small or unet.")]
-InputOpt = Annotated[Optional[str], typer.Option("--input", help="Input per sample: CxHxW for images, a length for tokens. Default: the model's own.")]
+InputOpt = Annotated[
+    str | None,
+    typer.Option("--input", help="Input per sample: CxHxW for images, a length for tokens. Default: the model's own."),
+]
 DtypeOpt = Annotated[str, typer.Option("--dtype", help="fp32, or fp16/bf16 mixed precision (autocast, fp32 weights).")]
 OptimizerOpt = Annotated[str, typer.Option("--optimizer", help="adam or sgd (with momentum).")]
 ModelSizeOpt = Annotated[str, typer.Option("--size", help="full, or small: the same kind of network, tiny, for tests.")]

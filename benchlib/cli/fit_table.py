@@ -9,7 +9,7 @@ run only redoes what changed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -19,13 +19,20 @@ from benchlib.cli.output import console, err, print_error, usage_error
 
 
 def fit_table(
-    out: Annotated[Optional[Path], typer.Option("--out", help="Where to write the table. Default: the file the site reads.")] = None,
-    models: Annotated[Optional[str], typer.Option("--models", help="Only these shipped models, comma-separated (for a quick look; the site needs them all).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where to write the table. Default: the file the site reads.")
+    ] = None,
+    models: Annotated[
+        str | None,
+        typer.Option(
+            "--models", help="Only these shipped models, comma-separated (for a quick look; the site needs them all)."
+        ),
+    ] = None,
 ) -> None:
     """Predict memory (and decode speed) for every shipped language model on the GPUs readers get, and compare with published peaks."""
     from benchlib.catalog.language_models import shipped_models
-    from benchlib.predict.llm_table import TABLE_FILE, TASKS, predict_table, write_table
     from benchlib.core.paths import cache_dir
+    from benchlib.predict.llm_table import TABLE_FILE, TASKS, predict_table, write_table
 
     wanted = [m.strip() for m in models.split(",")] if models else None
     unknown = [m for m in wanted or [] if m not in shipped_models()]
@@ -35,8 +42,14 @@ def fit_table(
     if not target.parent.is_dir():
         raise usage_error(f"--out {target}: the folder {target.parent} does not exist")
     count = sum(1 for m in shipped_models().values() if m.on_page and (not wanted or m.name in wanted))
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+    ) as progress:
         task = progress.add_task("predicting", total=count * len(TASKS) + 1)
         started = [False]
 
@@ -51,8 +64,13 @@ def fit_table(
     try:
         write_table(table, target)
     except OSError as exc:
-        print_error(f"can't write {target} ({exc.strerror or exc}); free some space or choose --out, then run again "
-                    "(the traces are cached, so it will be quick)")
+        print_error(
+            f"can't write {target} ({exc.strerror or exc}); free some space or choose --out, then run again "
+            "(the traces are cached, so it will be quick)"
+        )
         raise typer.Exit(1)
-    console.print(f"wrote {target}: {len(table['rows'])} models x {len(TASKS)} tasks; published peaks predicted with "
-                  f"a median error of {table['median_abs_error']:.1%}", soft_wrap=True)
+    console.print(
+        f"wrote {target}: {len(table['rows'])} models x {len(TASKS)} tasks; published peaks predicted with "
+        f"a median error of {table['median_abs_error']:.1%}",
+        soft_wrap=True,
+    )

@@ -16,7 +16,9 @@ IMPORT_STYLE = {"imported": "green", "duplicate": "yellow", "invalid": "red"}
 
 def import_results(
     files: Annotated[list[Path], typer.Argument(help="Contributed results files or folders (searched for *.json).")],
-    into: Annotated[Path, typer.Option("--into", help="The results folder to file them in, as <machine id>/<run id>.json.")] = Path("results"),
+    into: Annotated[
+        Path, typer.Option("--into", help="The results folder to file them in, as <machine id>/<run id>.json.")
+    ] = Path("results"),
 ) -> None:
     """Validate contributed results files, skip duplicates, and file the rest into the results folder.
 
@@ -32,7 +34,9 @@ def import_results(
         table.add_column(col, overflow="fold")
     for o in outcomes:
         details = [f"→ {o.destination}"] if o.destination else []
-        table.add_row(Text(str(o.source)), Text(o.outcome, style=IMPORT_STYLE[o.outcome]), Text("\n".join(details + o.reasons)))
+        table.add_row(
+            Text(str(o.source)), Text(o.outcome, style=IMPORT_STYLE[o.outcome]), Text("\n".join(details + o.reasons))
+        )
     console.print(table)
     counts = {k: sum(o.outcome == k for o in outcomes) for k in IMPORT_STYLE}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()))

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -16,26 +16,36 @@ from benchlib.cli.output import console, err, exit_if_failed, records_table, usa
 
 def launch(
     nproc: Annotated[
-        Optional[int],
-        typer.Option("--nproc-per-node", "--nproc", "-n", min=1,
-                     help="N, the devices to scale to (torch: processes). Default: every GPU or TPU chip, or 2 on a CPU."),
+        int | None,
+        typer.Option(
+            "--nproc-per-node",
+            "--nproc",
+            "-n",
+            min=1,
+            help="N, the devices to scale to (torch: processes). Default: every GPU or TPU chip, or 2 on a CPU.",
+        ),
     ] = None,
     framework: Annotated[
-        Optional[list[str]],
-        typer.Option("--framework", "-f",
-                     help="torch (DDP through torchrun), tf (MirroredStrategy, TPUStrategy on TPUs) or jax "
-                     "(jax.sharding mesh). Repeatable. Default: torch."),
+        list[str] | None,
+        typer.Option(
+            "--framework",
+            "-f",
+            help="torch (DDP through torchrun), tf (MirroredStrategy, TPUStrategy on TPUs) or jax "
+            "(jax.sharding mesh). Repeatable. Default: torch.",
+        ),
     ] = None,
     size: Annotated[
         str, typer.Option(help="quick (seconds on a CPU), standard (minutes on Kaggle's T4 x2) or full.")
     ] = "quick",
-    device: Annotated[str, typer.Option(help="auto, cpu, cuda or tpu. auto picks this machine's accelerator.")] = "auto",
+    device: Annotated[
+        str, typer.Option(help="auto, cpu, cuda or tpu. auto picks this machine's accelerator.")
+    ] = "auto",
     backend: Annotated[
         str, typer.Option(help="torch only: auto (nccl on GPUs, gloo on the CPU), nccl or gloo.")
     ] = "auto",
-    out: Annotated[
-        Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json.")
-    ] = Path("results"),
+    out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json.")] = Path(
+        "results"
+    ),
 ) -> None:
     """Train on 1 device and on N in one launch; report throughput, scaling efficiency and all-reduce bandwidth."""
     from benchlib.measure.distributed.launch import BACKENDS, DEVICES, ENGINES, ScalingRun, run_scaling
@@ -43,7 +53,11 @@ def launch(
     from benchlib.probe import probe_machine
 
     engines = framework or ["torch"]
-    for name, value, allowed in (("size", size, tuple(SIZES)), ("device", device, DEVICES), ("backend", backend, BACKENDS)):
+    for name, value, allowed in (
+        ("size", size, tuple(SIZES)),
+        ("device", device, DEVICES),
+        ("backend", backend, BACKENDS),
+    ):
         if value not in allowed:
             raise usage_error(f"unknown {name} {value!r}; choose one of {', '.join(allowed)}")
     for engine in engines:
@@ -54,7 +68,9 @@ def launch(
     err.print(f"machine: [bold]{escape(machine.label)}[/] ({escape(machine.id)})")
     plan = ScalingRun(engines=engines, devices=nproc, size=size, device=device, backend=backend)
     outcome = run_scaling(
-        plan, machine=machine, out_dir=out,
+        plan,
+        machine=machine,
+        out_dir=out,
         on_start=lambda what: err.print(f"  {what} ...", markup=False),
         on_done=lambda what, records: err.print(
             f"  {what}: " + ", ".join(f"{r.workload} {r.status}" for r in records), markup=False

@@ -7,15 +7,15 @@ and exit code 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
 from benchlib.cli.fit_options import DtypeOpt, InputOpt, ModelOpt, ModelSizeOpt, OptimizerOpt, parse_bytes, parse_shape
 from benchlib.cli.output import err, usage_error
-from benchlib.measure.max_batch import DEFAULT_BATCH_LIMIT, DEFAULT_STEPS, TrialOutcome
 from benchlib.core.units import format_bytes
+from benchlib.measure.max_batch import DEFAULT_BATCH_LIMIT, DEFAULT_STEPS, TrialOutcome
 
 # Without --memory-limit a CPU trial may take this share of the memory free when the search starts.
 CPU_DEFAULT_FRACTION = 0.5
@@ -27,22 +27,32 @@ def max_batch(
     dtype: DtypeOpt = "fp32",
     optimizer: OptimizerOpt = "adam",
     device: Annotated[str, typer.Option(help="auto, cpu, cuda or mps.")] = "auto",
-    memory_limit: Annotated[Optional[str], typer.Option("--memory-limit", help="Cap on the trial's memory, e.g. 2GiB. On CPU the default is half the memory free now.")] = None,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--memory-limit",
+            help="Cap on the trial's memory, e.g. 2GiB. On CPU the default is half the memory free now.",
+        ),
+    ] = None,
     start: Annotated[int, typer.Option(help="First batch size tried.")] = 1,
     batch_limit: Annotated[int, typer.Option("--batch-limit", help="Largest batch size tried.")] = DEFAULT_BATCH_LIMIT,
-    steps: Annotated[int, typer.Option(help="Full training steps per trial, after the optimizer state exists.")] = DEFAULT_STEPS,
+    steps: Annotated[
+        int, typer.Option(help="Full training steps per trial, after the optimizer state exists.")
+    ] = DEFAULT_STEPS,
     size: ModelSizeOpt = "full",
-    out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json.")] = Path("results"),
+    out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json.")] = Path(
+        "results"
+    ),
 ) -> None:
     """Measure the largest batch that completes a training step without running out of memory."""
     from datetime import datetime, timezone
 
     from benchlib.backends import DeviceUnavailable, FrameworkMissing
-    from benchlib.models.trainable import UnknownModel, get_model
     from benchlib.measure.max_batch import TrialRequest, search_max_batch, trial_runner, write_search
-    from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
-    from benchlib.probe import probe_machine
     from benchlib.measure.runner import new_run_id
+    from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
+    from benchlib.models.trainable import UnknownModel, get_model
+    from benchlib.probe import probe_machine
 
     try:
         spec = get_model(model)
@@ -65,11 +75,22 @@ def max_batch(
 
         limit_bytes = int(psutil.virtual_memory().available * CPU_DEFAULT_FRACTION)
         err.print(f"no --memory-limit: capping each CPU trial at half the memory free now, {format_bytes(limit_bytes)}")
-    base = TrialRequest(model=model, batch=start, size=size, dtype=dtype, optimizer=optimizer, device=resolved,
-                        steps=steps, memory_limit=limit_bytes, input_shape=shape)
+    base = TrialRequest(
+        model=model,
+        batch=start,
+        size=size,
+        dtype=dtype,
+        optimizer=optimizer,
+        device=resolved,
+        steps=steps,
+        memory_limit=limit_bytes,
+        input_shape=shape,
+    )
     machine = probe_machine(results_dir=str(out))
     path = out / machine.id / f"{new_run_id(datetime.now(timezone.utc))}.json"
-    err.print(f"machine: [bold]{escape(machine.label)}[/] ({escape(machine.id)}); {spec.title} on {resolved}, {dtype}, {optimizer}")
+    err.print(
+        f"machine: [bold]{escape(machine.label)}[/] ({escape(machine.id)}); {spec.title} on {resolved}, {dtype}, {optimizer}"
+    )
     trials: list[TrialOutcome] = []
 
     def on_trial(outcome: TrialOutcome) -> None:
@@ -85,9 +106,13 @@ def max_batch(
     best = result.at(result.max_batch)
     if result.max_batch:
         where = "the batch limit" if result.stopped_by == "limit" else f"batch {result.first_oom} ran out of memory"
-        typer.echo(f"{model}: largest batch {result.max_batch} ({where}); peak {format_bytes(best.peak_bytes if best else None)}")
+        typer.echo(
+            f"{model}: largest batch {result.max_batch} ({where}); peak {format_bytes(best.peak_bytes if best else None)}"
+        )
     else:
-        typer.echo(f"{model}: no batch size fits" if result.stopped_by == "oom" else f"{model}: the search stopped on an error")
+        typer.echo(
+            f"{model}: no batch size fits" if result.stopped_by == "oom" else f"{model}: the search stopped on an error"
+        )
     err.print(f"wrote [bold]{escape(str(path))}[/]")
     if result.stopped_by == "error":
         raise typer.Exit(1)

@@ -58,8 +58,8 @@ class Wrapped:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = max(options.max_width - self.indent, 20)
         first = self.text.wrap(console, width, justify="default")[0]
-        rest = self.text[len(first.plain):]
-        rest = rest[len(rest.plain) - len(rest.plain.lstrip()):]  # the space the line broke at
+        rest = self.text[len(first.plain) :]
+        rest = rest[len(rest.plain) - len(rest.plain.lstrip()) :]  # the space the line broke at
         more = rest.wrap(console, max(width - self.hanging, 20), justify="default") if rest.plain else []
         for line, indent in [(first, self.indent), *((m, self.indent + self.hanging) for m in more)]:
             line.rstrip()

@@ -7,7 +7,7 @@ model, GPU, mode or dtype that doesn't apply) ends with a one-line message namin
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -22,20 +22,40 @@ if TYPE_CHECKING:
 def predict(
     model: ModelOpt,
     gpu: Annotated[str, typer.Option("--gpu", help="A GPU in benchlib's specs, e.g. T4, 'A100 80GB SXM', 'RTX 4090'.")],
-    mode: Annotated[str, typer.Option("--mode", help="train (forward, backward and optimizer update) or inference "
-                                                     "(language models: prefill, then decode with a KV cache).")] = "train",
-    dtype: Annotated[Optional[str], typer.Option("--dtype", help="fp32, fp16 or bf16 (training: autocast over fp32 weights). "
-                                                 "Default: fp32 for the built-in networks, bf16 for language models "
-                                                 "(fp16 where the GPU has no bf16).")] = None,
-    batch: Annotated[Optional[int], typer.Option("--batch", help="Samples per step (default 64 images, or 1 sequence).")] = None,
-    seq_len: Annotated[Optional[int], typer.Option("--seq-len", help="Language models: tokens per sequence; for inference, the prompt "
-                                                   "and the KV cache a decode step reads (default 2048, or the model's limit).")] = None,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            help="train (forward, backward and optimizer update) or inference "
+            "(language models: prefill, then decode with a KV cache).",
+        ),
+    ] = "train",
+    dtype: Annotated[
+        str | None,
+        typer.Option(
+            "--dtype",
+            help="fp32, fp16 or bf16 (training: autocast over fp32 weights). "
+            "Default: fp32 for the built-in networks, bf16 for language models "
+            "(fp16 where the GPU has no bf16).",
+        ),
+    ] = None,
+    batch: Annotated[
+        int | None, typer.Option("--batch", help="Samples per step (default 64 images, or 1 sequence).")
+    ] = None,
+    seq_len: Annotated[
+        int | None,
+        typer.Option(
+            "--seq-len",
+            help="Language models: tokens per sequence; for inference, the prompt "
+            "and the KV cache a decode step reads (default 2048, or the model's limit).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU."""
     from benchlib.catalog.language_models import ModelNotFound
-    from benchlib.predict.speed import predict_speed
     from benchlib.predict.memory import UnknownGPU
+    from benchlib.predict.speed import predict_speed
 
     try:
         prediction = predict_speed(model, gpu, mode=mode, dtype=dtype, batch=batch, seq_len=seq_len)
@@ -62,19 +82,29 @@ def _print(p: SpeedPrediction) -> None:
     table.add_column("what")
     table.add_column("value", overflow="fold")
     label = "decode" if p.prefill else "throughput"
-    table.add_row(label, f"[bold]{p.throughput:,.0f} {p.unit}[/]" if p.throughput >= 10 else f"[bold]{p.throughput:,.2f} {p.unit}[/]")
+    table.add_row(
+        label,
+        f"[bold]{p.throughput:,.0f} {p.unit}[/]" if p.throughput >= 10 else f"[bold]{p.throughput:,.2f} {p.unit}[/]",
+    )
     if p.prefill:
-        table.add_row("prefill", f"{p.prefill_tokens_per_s:,.0f} tokens/s ({_seconds(p.prefill.seconds)} for the prompt)")
+        table.add_row(
+            "prefill", f"{p.prefill_tokens_per_s:,.0f} tokens/s ({_seconds(p.prefill.seconds)} for the prompt)"
+        )
     table.add_row("one step" if not p.prefill else "one decode step", _seconds(step.seconds))
     share = step.compute_bound_s / step.seconds if step.seconds else 0.0
     table.add_row("bound by", f"compute {share:.0%}, memory {1 - share:.0%} of the time")
     table.add_row("work", f"{_flops(step.flops)}, {step.bytes / 1e9:,.2f} GB moved")
     peaks = ", ".join(f"{k} {v:g}" for k, v in r.peaks_tflops.items())
     table.add_row("GPU figures", f"{peaks} TFLOPS; {r.bandwidth_gbps:g} GB/s ({r.generation})")
-    table.add_row("efficiency", f"compute {r.compute_efficiency:.0%} of peak ({r.efficiency_basis}); "
-                                f"memory {r.memory_efficiency:.0%} of bandwidth (fitted)")
+    table.add_row(
+        "efficiency",
+        f"compute {r.compute_efficiency:.0%} of peak ({r.efficiency_basis}); "
+        f"memory {r.memory_efficiency:.0%} of bandwidth (fitted)",
+    )
     if r.unverified:
         table.add_row("unverified", ", ".join(r.unverified) + " (specs not re-checked)")
     console.print(table)
-    typer.echo("A prediction, not a measurement: benchmarks/speed_published.py compares\n"
-               "predictions with published throughput.")
+    typer.echo(
+        "A prediction, not a measurement: benchmarks/speed_published.py compares\n"
+        "predictions with published throughput."
+    )

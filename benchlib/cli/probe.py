@@ -12,7 +12,9 @@ from benchlib.cli.output import console
 
 def probe(
     as_json: Annotated[bool, typer.Option("--json", help="Print the machine record as JSON.")] = False,
-    results_dir: Annotated[Path, typer.Option("--out", help="Where results would be written (its disk is reported).")] = Path("results"),
+    results_dir: Annotated[
+        Path, typer.Option("--out", help="Where results would be written (its disk is reported).")
+    ] = Path("results"),
 ) -> None:
     """Describe this machine: platform, CPU, memory, disk, /dev/shm, GPUs, TPU and software."""
     from benchlib.probe import machine_table, probe_machine

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -18,14 +18,14 @@ from rich.text import Text
 
 # Modules, not their functions: tests replace `probe.probe_machine` and `runner.run_suite`.
 from benchlib import probe
-from benchlib.measure import runner
 from benchlib.backends import DeviceUnavailable
 from benchlib.cli.launch import launch
 from benchlib.cli.output import console, err, exit_if_failed, print_error, records_table, usage_error
+from benchlib.derive.score_report import run_summary
+from benchlib.measure import runner
 from benchlib.measure.isolation import prestart
 from benchlib.results.schema import Machine, MeasurementRecord
 from benchlib.results.store import ResultsError
-from benchlib.derive.score_report import run_summary
 from benchlib.workloads import NotRunnable, UnknownWorkload, Workload, WorkloadModuleError
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -58,14 +58,50 @@ class PlannedRun:
 
 
 def run(
-    suite: Annotated[Optional[str], typer.Option(help="quick (seconds on a CPU), standard (minutes on a free T4) or full. [default: quick]", show_default=False)] = None,
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Run only this workload (repeatable).")] = None,
-    device: Annotated[Optional[str], typer.Option(help="auto, cpu, cuda or mps. auto picks the best available. [default: auto]", show_default=False)] = None,
-    out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json. A Drive folder works: each workload costs one atomic rename.")] = Path("results"),
-    resume: Annotated[Optional[Path], typer.Option("--resume", metavar="FILE_OR_FOLDER", help=RESUME_HELP)] = None,
-    budget: Annotated[Optional[float], typer.Option("--budget", metavar="SECONDS", min=0, help="Start no workload that isn't expected to finish within this many seconds from now (estimates come from this machine's earlier runs, else the workload's own); the rest are recorded as skipped, to finish later with --resume.")] = None,
-    isolate: Annotated[bool, typer.Option("--isolate/--no-isolate", help="Run each workload in its own process, so one that crashes Python (segfault, OOM killer) is recorded as an error and the run goes on.")] = True,
-    devices: Annotated[Optional[int], typer.Option("--devices", min=1, metavar="N", help="Data-parallel training on 1 and on N devices instead of the suite; the same as `benchlib launch --nproc N`.")] = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            help="quick (seconds on a CPU), standard (minutes on a free T4) or full. [default: quick]",
+            show_default=False,
+        ),
+    ] = None,
+    only: Annotated[list[str] | None, typer.Option("--only", help="Run only this workload (repeatable).")] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(help="auto, cpu, cuda or mps. auto picks the best available. [default: auto]", show_default=False),
+    ] = None,
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Results folder; the file goes to OUT/<machine id>/<run id>.json. A Drive folder works: each workload costs one atomic rename."
+        ),
+    ] = Path("results"),
+    resume: Annotated[Path | None, typer.Option("--resume", metavar="FILE_OR_FOLDER", help=RESUME_HELP)] = None,
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget",
+            metavar="SECONDS",
+            min=0,
+            help="Start no workload that isn't expected to finish within this many seconds from now (estimates come from this machine's earlier runs, else the workload's own); the rest are recorded as skipped, to finish later with --resume.",
+        ),
+    ] = None,
+    isolate: Annotated[
+        bool,
+        typer.Option(
+            "--isolate/--no-isolate",
+            help="Run each workload in its own process, so one that crashes Python (segfault, OOM killer) is recorded as an error and the run goes on.",
+        ),
+    ] = True,
+    devices: Annotated[
+        int | None,
+        typer.Option(
+            "--devices",
+            min=1,
+            metavar="N",
+            help="Data-parallel training on 1 and on N devices instead of the suite; the same as `benchlib launch --nproc N`.",
+        ),
+    ] = None,
 ) -> None:
     """Run a suite of workloads and write a results file after every workload.
 
@@ -150,7 +186,9 @@ def find_run_to_finish(resume: Path, machine: Machine, suite: str) -> PlannedRun
         raise usage_error(str(exc))
     left = runner.unfinished(previous)
     planned = len(previous.plan.workloads) if previous.plan else 0
-    err.print(Text(f"resuming {path}: {planned - len(left)} of {planned} workloads finished; to run: {', '.join(left)}"))
+    err.print(
+        Text(f"resuming {path}: {planned - len(left)} of {planned} workloads finished; to run: {', '.join(left)}")
+    )
     suite = previous.plan.size if previous.plan else suite
     return PlannedRun(suite, "auto", resume, resume_path=path, left=left)
 
@@ -177,11 +215,18 @@ def progress_hooks(progress: Progress, task: TaskID, suite: str) -> dict[str, Ca
     return dict(on_start=on_start, on_done=on_done, on_output=on_output)
 
 
-def run_with_progress(plan: PlannedRun, machine: Machine, *, budget_s: float | None, isolate: bool) -> runner.RunOutcome:
+def run_with_progress(
+    plan: PlannedRun, machine: Machine, *, budget_s: float | None, isolate: bool
+) -> runner.RunOutcome:
     """Run the plan under a progress bar; a full disk or Ctrl-C stops it with one message saying what to do."""
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(), console=err, transient=False,
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
     ) as progress:
         task = progress.add_task(escape(f"{plan.suite} suite"), total=plan.count)
         hooks = progress_hooks(progress, task, plan.suite)
@@ -209,8 +254,16 @@ def start_or_resume(
     try:
         if path is not None:
             return runner.resume_run(path, machine=machine, budget_s=budget_s, isolate=isolate, **hooks)
-        return runner.run_suite(plan.workloads, suite=plan.suite, device=plan.device, machine=machine, out_dir=plan.out,
-                                budget_s=budget_s, isolate=isolate, **hooks)
+        return runner.run_suite(
+            plan.workloads,
+            suite=plan.suite,
+            device=plan.device,
+            machine=machine,
+            out_dir=plan.out,
+            budget_s=budget_s,
+            isolate=isolate,
+            **hooks,
+        )
     except (runner.ResumeError, ResultsError) as exc:
         raise usage_error(str(exc))
     except UnknownWorkload as exc:
@@ -231,7 +284,9 @@ def report_run(outcome: runner.RunOutcome, machine: Machine, *, resumed: bool) -
     if outcome.overhead_s:
         first, *rest = outcome.overhead_s.values()
         after = f", then {sum(rest) / len(rest):.2f} s per workload" if rest else ""
-        err.print(f"[dim]process isolation: {first:.2f} s for the first workload (starting the process server){after}[/]")
+        err.print(
+            f"[dim]process isolation: {first:.2f} s for the first workload (starting the process server){after}[/]"
+        )
     if outcome.skipped_for_budget:
         err.print(
             f"[yellow]{len(outcome.skipped_for_budget)} workload(s) skipped for the budget; finish them with "

@@ -10,13 +10,15 @@ from rich.padding import Padding
 from rich.text import Text
 
 from benchlib.cli.output import console, err, usage_error
+from benchlib.derive.score_report import NoReference, ScoreColumn, compare_scores, comparison_table
 from benchlib.measure.conditions import disturbed_line
 from benchlib.results.store import iter_result_paths
-from benchlib.derive.score_report import NoReference, ScoreColumn, compare_scores, comparison_table
 
 
 def score_command(
-    paths: Annotated[list[Path], typer.Argument(help="Results files or folders (searched recursively).", show_default=False)],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Results files or folders (searched recursively).", show_default=False)
+    ],
 ) -> None:
     """Print the score of saved runs side by side, with the reference machine and the committed machines' runs.
 
@@ -38,7 +40,9 @@ def score_command(
     for note in comparison.notes:
         err.print(note, soft_wrap=True)
     if not comparison.columns:
-        err.print(Text("nothing to score: no measured standard-suite run among " + ", ".join(map(str, paths))), soft_wrap=True)
+        err.print(
+            Text("nothing to score: no measured standard-suite run among " + ", ".join(map(str, paths))), soft_wrap=True
+        )
         raise typer.Exit(1)
     print_comparison(comparison.columns)
     if comparison.invalid:

@@ -24,9 +24,14 @@ def show(file: Annotated[Path, typer.Argument(help="A results file.")]) -> None:
         raise typer.Exit(1)
     p = results.provenance
     origin = "measured by benchlib" if p.kind == "measured" else f"reported by {p.source_url} (as of {p.as_of})"
-    console.print(Wrapped(Text.assemble(
-        (results.machine.label, "bold"), f" · run {results.run_id} · {results.created:%Y-%m-%d %H:%M} UTC · {origin}"
-    )))
+    console.print(
+        Wrapped(
+            Text.assemble(
+                (results.machine.label, "bold"),
+                f" · run {results.run_id} · {results.created:%Y-%m-%d %H:%M} UTC · {origin}",
+            )
+        )
+    )
     if not results.complete:
         console.print("[yellow]this run did not finish; the measurements below are the ones it completed[/]")
     disturbed = disturbed_line(results)

@@ -53,7 +53,9 @@ def platform_facts() -> Iterator[DatedFact]:
     from benchlib.catalog.platforms import TIER_FIELDS, load_platforms
 
     for pid, platform in load_platforms().platforms.items():
-        yield DatedFact("platforms", f"{pid} detection", platform.detection.as_of.isoformat(), str(platform.detection.source))
+        yield DatedFact(
+            "platforms", f"{pid} detection", platform.detection.as_of.isoformat(), str(platform.detection.source)
+        )
         for i, fact in enumerate(platform.history, 1):
             yield DatedFact("platforms", f"{pid} history #{i}", fact.as_of.isoformat(), str(fact.source))
         for tid, tier in platform.tiers.items():
@@ -73,7 +75,9 @@ def spec_facts() -> Iterator[DatedFact]:
             items = value if isinstance(value, list) else [value]
             dated = [item for item in items if isinstance(item, (Fact, CloudPrice))]
             for i, item in enumerate(dated, 1):
-                label = f"{field} ({item.provider})" if isinstance(item, CloudPrice) else _numbered(field, i, len(dated))
+                label = (
+                    f"{field} ({item.provider})" if isinstance(item, CloudPrice) else _numbered(field, i, len(dated))
+                )
                 yield DatedFact("gpus", f"{spec.name} {label}", item.as_of, item.source, field in SPEC_FIELDS_THAT_AGE)
 
 
@@ -116,6 +120,11 @@ def published_memory_facts() -> Iterator[DatedFact]:
 
 def dated_facts(reported_dir: Path | None = None) -> list[DatedFact]:
     """Every dated fact, oldest first (ties by file and key)."""
-    found = [*platform_facts(), *spec_facts(), *advice_facts(), *reported_facts(reported_dir), *published_memory_facts()]
+    found = [
+        *platform_facts(),
+        *spec_facts(),
+        *advice_facts(),
+        *reported_facts(reported_dir),
+        *published_memory_facts(),
+    ]
     return sorted(found, key=lambda f: (f.day, f.origin, f.key))
-

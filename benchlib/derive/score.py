@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from benchlib.measure.conditions import disturbed_line
 from benchlib.core.paths import reference_dir
+from benchlib.measure.conditions import disturbed_line
 from benchlib.results.load import params_of
 from benchlib.results.schema import MeasurementRecord, ResultsFile
 from benchlib.results.store import read_results, write_results
@@ -56,8 +56,10 @@ class ScoreTest:
     def matches(self, row: Mapping[str, Any], ignore: tuple[str, ...] = ()) -> bool:
         params = row["params"]
         return (
-            row["workload"] == self.workload and row["framework"] == self.framework
-            and row["metric"] == self.metric and row["dtype"] == self.dtype
+            row["workload"] == self.workload
+            and row["framework"] == self.framework
+            and row["metric"] == self.metric
+            and row["dtype"] == self.dtype
             and all(params.get(k) == v for k, v in self.params.items() if k not in ignore)
         )
 
@@ -70,7 +72,8 @@ def _declared_tests() -> tuple[ScoreTest, ...]:
     # Each workload declares its part in the score; their parameters are the standard suite's.
     return tuple(
         ScoreTest(part.key, part.kind, w.name, w.framework, part.metric, part.params, part.label, part.dtype)  # type: ignore[arg-type]
-        for w in all_workloads().values() for part in w.score
+        for w in all_workloads().values()
+        for part in w.score
     )
 
 
@@ -103,8 +106,10 @@ class Score:
 
     def __str__(self) -> str:
         if self.complete:
-            return (f"score {self.value:.1f} (training {self.training:.1f}, inference {self.inference:.1f}), "
-                    f"{self.relative_to}")
+            return (
+                f"score {self.value:.1f} (training {self.training:.1f}, inference {self.inference:.1f}), "
+                f"{self.relative_to}"
+            )
         return "incomplete: missing " + self.missing_text()
 
 
@@ -114,9 +119,17 @@ def _owner(workload: str, framework: str) -> str:
 
 
 def _row(r: MeasurementRecord) -> dict[str, Any]:
-    return {"workload": _owner(r.workload, r.framework), "framework": r.framework, "metric": r.metric.name, "dtype": r.dtype,
-            "params": r.params, "value": r.value, "status": r.status, "message": r.message,
-            "higher_is_better": r.metric.higher_is_better}
+    return {
+        "workload": _owner(r.workload, r.framework),
+        "framework": r.framework,
+        "metric": r.metric.name,
+        "dtype": r.dtype,
+        "params": r.params,
+        "value": r.value,
+        "status": r.status,
+        "message": r.message,
+        "higher_is_better": r.metric.higher_is_better,
+    }
 
 
 def _lookup(rows: list[dict[str, Any]]) -> tuple[dict[str, tuple[float, bool]], dict[str, str]]:
@@ -160,7 +173,11 @@ def reference_file(folder: Path | None = None) -> Path:
 def check_reference(reference: ResultsFile, path: Path | str) -> None:
     """ValueError unless ``reference`` can be the score's 100: a complete, measured, undisturbed standard run."""
     if reference.provenance.kind != "measured" or reference.suite != "standard":
-        what = "reported figures" if reference.provenance.kind != "measured" else f"a {reference.suite or 'suite-less'} run"
+        what = (
+            "reported figures"
+            if reference.provenance.kind != "measured"
+            else f"a {reference.suite or 'suite-less'} run"
+        )
         raise ValueError(f"reference {path} must be a measured standard-suite run, not {what}")
     if reference.disturbed:
         raise ValueError(
@@ -195,7 +212,9 @@ def write_reference(run: Path | str, folder: Path | None = None) -> Path:
     results = read_results(run, mark_implausible=False)
     check_reference(results, run)
     if results.disturbed is None:
-        raise ValueError(f"{run} has no record of the machine's conditions (an older benchlib wrote it); a reference must be shown quiet")
+        raise ValueError(
+            f"{run} has no record of the machine's conditions (an older benchlib wrote it); a reference must be shown quiet"
+        )
     target = write_results(results, Path(folder) / f"{results.machine.id}.json")
     for old in Path(folder).glob("*.json"):
         if old != target:
@@ -229,17 +248,30 @@ def _score(rows: list[dict[str, Any]], reference: ResultsFile) -> Score:
     missing = [t.key for t in SCORE_TESTS if t.key not in ratios]
     label = f"{reference.machine.label}, measured {reference.created:%Y-%m-%d}"
     if missing:
-        return Score(value=None, complete=False, missing=missing, ratios=ratios,
-                     reasons={k: v for k, v in reasons.items() if k in missing}, reference=label)
+        return Score(
+            value=None,
+            complete=False,
+            missing=missing,
+            ratios=ratios,
+            reasons={k: v for k, v in reasons.items() if k in missing},
+            reference=label,
+        )
 
     def sub(kind: str) -> float:
         return SCALE * _geomean([ratios[t.key] for t in SCORE_TESTS if t.kind == kind])
 
-    return Score(value=SCALE * _geomean(list(ratios.values())), complete=True, missing=[], ratios=ratios,
-                 training=sub("training"), inference=sub("inference"), reference=label)
+    return Score(
+        value=SCALE * _geomean(list(ratios.values())),
+        complete=True,
+        missing=[],
+        ratios=ratios,
+        training=sub("training"),
+        inference=sub("inference"),
+        reference=label,
+    )
 
 
-def score_frame(df: "pd.DataFrame", reference: ResultsFile | None = None) -> "pd.DataFrame":
+def score_frame(df: pd.DataFrame, reference: ResultsFile | None = None) -> pd.DataFrame:
     """One score per results file in a `load_results` DataFrame (measured files only).
 
     Columns: file, machine_label, machine_id, device_name, created, disturbed (True, False, or
@@ -252,23 +284,53 @@ def score_frame(df: "pd.DataFrame", reference: ResultsFile | None = None) -> "pd
     measured = df[df["provenance"] == "measured"]
     for file, group in measured.groupby("file", sort=False):
         rows = [
-            {"workload": _owner(r["workload"], r["framework"]), "framework": r["framework"], "metric": r["metric"],
-             "dtype": r["dtype"], "params": params_of(r), "value": r["value"], "status": r["status"],
-             "message": r["message"], "higher_is_better": r["higher_is_better"]}
+            {
+                "workload": _owner(r["workload"], r["framework"]),
+                "framework": r["framework"],
+                "metric": r["metric"],
+                "dtype": r["dtype"],
+                "params": params_of(r),
+                "value": r["value"],
+                "status": r["status"],
+                "message": r["message"],
+                "higher_is_better": r["higher_is_better"],
+            }
             for r in group.to_dict("records")
         ]
         s = _score(rows, reference)
         first = group.iloc[0]
         names = group["device_name"].dropna()
-        out.append({
-            "file": file, "machine_label": first["machine_label"], "machine_id": first["machine_id"],
-            "device_name": names.iloc[0] if len(names) else None, "created": first["created"],
-            "disturbed": None if pd.isna(first["disturbed"]) else bool(first["disturbed"]),
-            "score": s.value, "training": s.training, "inference": s.inference,
-            "complete": s.complete, "missing": ", ".join(s.missing),
-        })
-    return pd.DataFrame(out, columns=["file", "machine_label", "machine_id", "device_name", "created", "disturbed",
-                                      "score", "training", "inference", "complete", "missing"])
+        out.append(
+            {
+                "file": file,
+                "machine_label": first["machine_label"],
+                "machine_id": first["machine_id"],
+                "device_name": names.iloc[0] if len(names) else None,
+                "created": first["created"],
+                "disturbed": None if pd.isna(first["disturbed"]) else bool(first["disturbed"]),
+                "score": s.value,
+                "training": s.training,
+                "inference": s.inference,
+                "complete": s.complete,
+                "missing": ", ".join(s.missing),
+            }
+        )
+    return pd.DataFrame(
+        out,
+        columns=[
+            "file",
+            "machine_label",
+            "machine_id",
+            "device_name",
+            "created",
+            "disturbed",
+            "score",
+            "training",
+            "inference",
+            "complete",
+            "missing",
+        ],
+    )
 
 
 def reference_values(reference: ResultsFile) -> dict[str, tuple[float, str]]:

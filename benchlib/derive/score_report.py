@@ -11,11 +11,11 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
+from benchlib.core.paths import results_dir
+from benchlib.derive.score import SCORE_TESTS, SCORED_SUITES, Score, load_reference, reference_file, score
 from benchlib.measure.conditions import disturbed_line
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import ResultsError, iter_result_paths, read_results
-from benchlib.core.paths import results_dir
-from benchlib.derive.score import SCORE_TESTS, SCORED_SUITES, Score, load_reference, reference_file, score
 
 
 def _not_scored(results: ResultsFile) -> str | None:
@@ -23,8 +23,10 @@ def _not_scored(results: ResultsFile) -> str | None:
     if results.provenance.kind != "measured":
         return "reported figures, not a benchlib run; the score needs a measured standard-suite run"
     if results.suite not in SCORED_SUITES:
-        return (f"a {results.suite or 'suite-less'} run; the score's tests are the standard suite's sizes, "
-                "so run `benchlib run --suite standard`")
+        return (
+            f"a {results.suite or 'suite-less'} run; the score's tests are the standard suite's sizes, "
+            "so run `benchlib run --suite standard`"
+        )
     return None
 
 
@@ -43,13 +45,18 @@ def run_summary(results: ResultsFile, reference: ResultsFile | None = None) -> l
         return lines + [Text(f"no score: {exc}", style="yellow")]
     s = score(results.measurements, reference)
     if s.complete:
-        line = Text.assemble(("score ", "bold"), (f"{s.value:.1f}", "bold green"),
-                             f"  training {s.training:.1f}, inference {s.inference:.1f}; {s.relative_to}")
+        line = Text.assemble(
+            ("score ", "bold"),
+            (f"{s.value:.1f}", "bold green"),
+            f"  training {s.training:.1f}, inference {s.inference:.1f}; {s.relative_to}",
+        )
         if results.disturbed:
             line.append("; disturbed run, so likely too low", style="yellow")
     else:
-        line = Text.assemble(("score: incomplete", "yellow"),
-                             f", {len(s.missing)} of {len(SCORE_TESTS)} tests missing: {s.missing_text()}")
+        line = Text.assemble(
+            ("score: incomplete", "yellow"),
+            f", {len(s.missing)} of {len(SCORE_TESTS)} tests missing: {s.missing_text()}",
+        )
     return lines + [line]
 
 
@@ -116,7 +123,12 @@ def _committed(exclude: set[tuple[str, str]], reference: ResultsFile) -> list[tu
         except ResultsError:
             continue  # `benchlib validate results` reports these; a comparison column is optional
         key = (results.machine.id, results.run_id)
-        if key in exclude or key == (reference.machine.id, reference.run_id) or _not_scored(results) or results.suite != "standard":
+        if (
+            key in exclude
+            or key == (reference.machine.id, reference.run_id)
+            or _not_scored(results)
+            or results.suite != "standard"
+        ):
             continue
         if results.machine.id not in newest or newest[results.machine.id][1].created < results.created:
             newest[results.machine.id] = (path, results)
@@ -148,8 +160,12 @@ def _scorable_runs(paths: list[Path]) -> tuple[list[tuple[Path, ResultsFile]], l
                 given.append((path, results))
         if passed_over:
             kinds = ", ".join(f"{n} {kind}" for kind, n in passed_over.items())
-            notes.append(Text(f"left out {sum(passed_over.values())} run(s) in {named} that aren't measured standard-suite runs ({kinds})",
-                              style="dim"))
+            notes.append(
+                Text(
+                    f"left out {sum(passed_over.values())} run(s) in {named} that aren't measured standard-suite runs ({kinds})",
+                    style="dim",
+                )
+            )
     return given, notes, invalid
 
 

@@ -26,12 +26,19 @@ def request_of(params: Mapping[str, Any], dtype: str | None, device: str) -> Tri
     """The search a ``max_batch`` or ``llm_max_batch`` record's ``params`` describe: the inverse of
     `search._params`, at batch 1."""
     limit = params.get("memory_limit_bytes")
-    common = {"model": params["model"], "batch": 1, "dtype": dtype or "fp32", "device": device,
-              "steps": int(params.get("steps") or DEFAULT_STEPS), "memory_limit": int(limit) if limit else None}
+    common = {
+        "model": params["model"],
+        "batch": 1,
+        "dtype": dtype or "fp32",
+        "device": device,
+        "steps": int(params.get("steps") or DEFAULT_STEPS),
+        "memory_limit": int(limit) if limit else None,
+    }
     if params.get("seq_len"):
         return TrialRequest(**common, seq_len=int(params["seq_len"]))
-    return TrialRequest(**common, size=params["size"], optimizer=params["optimizer"],
-                        input_shape=tuple(params["input_shape"]))
+    return TrialRequest(
+        **common, size=params["size"], optimizer=params["optimizer"], input_shape=tuple(params["input_shape"])
+    )
 
 
 def model_label(request: TrialRequest) -> str:
@@ -54,16 +61,16 @@ def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPredict
     """fit's prediction for the search ``request`` describes, on the device called ``device_name``;
     None where fit can't predict it: an uncapped device that isn't a GPU the specs know, or a
     language model whose config this machine can't read (a local file, a hub id offline)."""
-    from benchlib.predict.memory import Predictor, searched_device
     from benchlib.core.paths import cache_dir
+    from benchlib.predict.memory import Predictor, searched_device
 
     searched = searched_device(request.device, device_name, request.memory_limit)
     if searched is None:
         return None
     target, foreach = searched
     if request.language_model:
-        from benchlib.predict.llm_memory import LLMPredictor, make_setup
         from benchlib.catalog.language_models import ModelNotFound, resolve_model
+        from benchlib.predict.llm_memory import LLMPredictor, make_setup
 
         try:
             model = resolve_model(request.model)
@@ -72,6 +79,13 @@ def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPredict
         setup = make_setup("train", dtype=request.dtype, seq_len=request.seq_len)
         llm = LLMPredictor(model, setup, cache_dir() / "fit")
         return FitPrediction(llm.predict(target, verify=False).largest, llm.peak)
-    predictor = Predictor(request.model, dtype=request.dtype, optimizer=request.optimizer, size=request.size,
-                          foreach=foreach, input_shape=request.input_shape, cache_dir=cache_dir() / "fit")
+    predictor = Predictor(
+        request.model,
+        dtype=request.dtype,
+        optimizer=request.optimizer,
+        size=request.size,
+        foreach=foreach,
+        input_shape=request.input_shape,
+        cache_dir=cache_dir() / "fit",
+    )
     return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)

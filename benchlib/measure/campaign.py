@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchlib.models.trainable import MODELS
-from benchlib.measure.max_batch import TrialRequest
-from benchlib.derive.searched import fit_prediction, request_of
-from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord, ResultsFile
 from benchlib.catalog.gpus import gpu_spec_name
+from benchlib.derive.searched import fit_prediction, request_of
+from benchlib.measure.max_batch import TrialRequest
+from benchlib.models.trainable import MODELS
+from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord, ResultsFile
 
 DEFAULT_MINUTES = 9.0
 FIT_DTYPES = ("fp16", "fp32")
@@ -51,7 +51,7 @@ class Step:
 
     kind: str
     title: str
-    run: Callable[["Campaign"], list[Path]]
+    run: Callable[[Campaign], list[Path]]
 
 
 @dataclass
@@ -108,10 +108,10 @@ def steps(tiny: bool) -> list[Step]:
     """The campaign's steps in the order they run: the most useful first, so a short budget keeps
     them. Most readers fine-tune language models, and most training runs in mixed precision."""
     plan = [Step("suite", "standard suite" if not tiny else "quick suite", run_suite)]
-    for model in ((TINY_LANGUAGE_MODEL,) if tiny else LANGUAGE_MODELS):
+    for model in (TINY_LANGUAGE_MODEL,) if tiny else LANGUAGE_MODELS:
         plan.append(Step("llm_max_batch", f"max-batch {model.rpartition(':')[2]}", _language_step(model)))
     for dtype in FIT_DTYPES:
-        for model in (TINY_FIT_MODELS if tiny else tuple(MODELS)):
+        for model in TINY_FIT_MODELS if tiny else tuple(MODELS):
             plan.append(Step("max_batch", f"max-batch {model} {dtype}", _search_step(model, dtype)))
     plan.append(Step("sweep", "matmul sweep", run_sweep))
     return plan
@@ -120,20 +120,33 @@ def steps(tiny: bool) -> list[Step]:
 def preload_modules(tiny: bool) -> list[str]:
     """What the process server imports once for every child: the suite's modules, and those of the
     max-batch trials, which would otherwise import torchvision and transformers in every trial."""
-    from benchlib.measure import runner
     from benchlib.measure import max_batch as search
+    from benchlib.measure import runner
+
     suite = runner.preload_modules(runner.select_workloads("quick" if tiny else "standard"))
-    return list(dict.fromkeys([*suite, *search.PRELOAD, "benchlib.measure.max_batch", "benchlib.models.trainable",
-                               "benchlib.catalog.language_models", "transformers"]))
+    return list(
+        dict.fromkeys(
+            [
+                *suite,
+                *search.PRELOAD,
+                "benchlib.measure.max_batch",
+                "benchlib.models.trainable",
+                "benchlib.catalog.language_models",
+                "transformers",
+            ]
+        )
+    )
 
 
-def run_campaign(campaign: Campaign, plan: list[Step], on_step: Callable[[Step, str], None] = lambda s, what: None) -> Campaign:
+def run_campaign(
+    campaign: Campaign, plan: list[Step], on_step: Callable[[Step, str], None] = lambda s, what: None
+) -> Campaign:
     """Run ``plan``, skipping each step expected to end after the budget; ``on_step`` hears "start", "done" or "skipped"."""
     for i, step in enumerate(plan):
         left = campaign.left_s()
         if step.kind == "suite":
             # The suite cuts itself to its budget workload by workload: leave the later steps their time.
-            later = sum(campaign.expected_s(s) for s in plan[i + 1:])
+            later = sum(campaign.expected_s(s) for s in plan[i + 1 :])
             campaign.suite_budget_s = max(left - later, left * SUITE_SHARE)
         elif left < campaign.expected_s(step):
             campaign.skipped.append(step.title)
@@ -159,10 +172,17 @@ def run_campaign(campaign: Campaign, plan: list[Step], on_step: Callable[[Step, 
 
 def _run_workloads(campaign: Campaign, names: list[str] | None, size: str, budget_s: float | None) -> list[Path]:
     from benchlib.measure import runner
+
     workloads = runner.select_workloads(size, names)
     outcome = runner.run_suite(
-        workloads, suite=size, device=campaign.device, machine=campaign.machine, out_dir=campaign.out,
-        budget_s=None if budget_s is None else max(budget_s, 0.0), isolate=True, on_output=lambda w, text: campaign.on_output(text),
+        workloads,
+        suite=size,
+        device=campaign.device,
+        machine=campaign.machine,
+        out_dir=campaign.out,
+        budget_s=None if budget_s is None else max(budget_s, 0.0),
+        isolate=True,
+        on_output=lambda w, text: campaign.on_output(text),
         on_done=lambda w, records: campaign.on_output(f"  {w.name}: {_outcome(records)}"),
     )
     return [outcome.path]
@@ -188,8 +208,9 @@ def run_sweep(campaign: Campaign) -> list[Path]:
 def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
     def run(campaign: Campaign) -> list[Path]:
         size = "small" if campaign.tiny else "full"
-        request = TrialRequest(model=model, batch=1, size=size, dtype=dtype, device=campaign.device,
-                               memory_limit=campaign.memory_limit)
+        request = TrialRequest(
+            model=model, batch=1, size=size, dtype=dtype, device=campaign.device, memory_limit=campaign.memory_limit
+        )
         return [_search(campaign, request, fit_guess(request, campaign.gpu))]
 
     return run
@@ -197,9 +218,14 @@ def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
 
 def _language_step(model: str) -> Callable[[Campaign], list[Path]]:
     def run(campaign: Campaign) -> list[Path]:
-        request = TrialRequest(model=model, batch=1, dtype=language_dtype(campaign.gpu), device=campaign.device,
-                               memory_limit=campaign.memory_limit,
-                               seq_len=TINY_SEQ_LEN if campaign.tiny else LANGUAGE_SEQ_LEN)
+        request = TrialRequest(
+            model=model,
+            batch=1,
+            dtype=language_dtype(campaign.gpu),
+            device=campaign.device,
+            memory_limit=campaign.memory_limit,
+            seq_len=TINY_SEQ_LEN if campaign.tiny else LANGUAGE_SEQ_LEN,
+        )
         return [_search(campaign, request, fit_guess(request, campaign.gpu))]
 
     return run
@@ -218,8 +244,8 @@ def _search(campaign: Campaign, request: TrialRequest, guess: int | None) -> Pat
     """Search for the largest batch from ``guess`` (or by doubling without one), writing after each trial."""
     from datetime import datetime, timezone
 
-    from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_max_batch, trial_runner, write_search
     from benchlib.core.units import format_bytes
+    from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_max_batch, trial_runner, write_search
     from benchlib.measure.runner import new_run_id
     from benchlib.measure.telemetry import TelemetrySampler
 
@@ -240,8 +266,17 @@ def _search(campaign: Campaign, request: TrialRequest, guess: int | None) -> Pat
             result = search_from_guess(trial_runner(request), guess, limit=BATCH_LIMIT, on_trial=on_trial)
         else:
             result = search_max_batch(trial_runner(request), limit=BATCH_LIMIT, on_trial=on_trial)
-    write_search(path, request, result.trials, machine=campaign.machine, start=start, limit=BATCH_LIMIT,
-                 result=result, search=how, telemetry=sampler.result() if sampler else None)
+    write_search(
+        path,
+        request,
+        result.trials,
+        machine=campaign.machine,
+        start=start,
+        limit=BATCH_LIMIT,
+        result=result,
+        search=how,
+        telemetry=sampler.result() if sampler else None,
+    )
     return path
 
 
@@ -347,29 +382,38 @@ def _throughput_check(record: MeasurementRecord) -> list[Check]:
     if gpu is None or model not in MODELS:
         return []
     try:
-        predicted = predict_speed(model, gpu, mode="inference", dtype=record.dtype or "fp32", batch=int(record.params["batch_size"]))
+        predicted = predict_speed(
+            model, gpu, mode="inference", dtype=record.dtype or "fp32", batch=int(record.params["batch_size"])
+        )
     except (UnknownGPU, ValueError):
         return []
     what = f"{model} inference {record.dtype}, batch {record.params['batch_size']}"
     return [Check("throughput", what, predicted.throughput, record.value, record.metric.unit)]
 
 
-def _llama_seconds(record: MeasurementRecord, mode: str, seq_len: int, max_positions: int) -> tuple[float, float | None] | None:
+def _llama_seconds(
+    record: MeasurementRecord, mode: str, seq_len: int, max_positions: int
+) -> tuple[float, float | None] | None:
     """`benchlib predict`'s seconds for the record's random-weight Llama (the transformer workloads'):
     one training step, or one decode step and the prefill; None off a GPU the specs know."""
     from benchlib.catalog.language_models import LanguageModel
-    from benchlib.predict.memory import UnknownGPU
     from benchlib.models.llama import CONFIG_FIELDS, llama_config
-    from benchlib.predict.speed import language_model_ops
+    from benchlib.predict.memory import UnknownGPU
     from benchlib.predict.roofline import gpu_rates, step_time
+    from benchlib.predict.speed import language_model_ops
 
     gpu = gpu_spec_name(record.device_name) if record.device == "cuda" else None
     if gpu is None:
         return None
     p = record.params
     config = llama_config({k: p[k] for k in CONFIG_FIELDS}, max_positions)
-    ops, prefill_ops = language_model_ops(LanguageModel(str(p["model"]), str(p["model"]), config=config), mode,
-                                          record.dtype or "fp32", int(p["batch_size"]), seq_len)
+    ops, prefill_ops = language_model_ops(
+        LanguageModel(str(p["model"]), str(p["model"]), config=config),
+        mode,
+        record.dtype or "fp32",
+        int(p["batch_size"]),
+        seq_len,
+    )
     try:
         rates = gpu_rates(gpu)
         return step_time(ops, rates).seconds, step_time(prefill_ops, rates).seconds if prefill_ops else None
@@ -432,6 +476,8 @@ def sweeps(files: list[ResultsFile]) -> list[Sweep]:
     out = []
     for dtype, records in by_dtype.items():
         if len(records) >= 2:
-            by_reach = sorted(records, key=lambda r: (max(r.params.get("sizes") or [0]), len(r.params.get("sizes") or [])))
+            by_reach = sorted(
+                records, key=lambda r: (max(r.params.get("sizes") or [0]), len(r.params.get("sizes") or []))
+            )
             out.append(Sweep(dtype, by_reach[0], by_reach[-1]))
     return out

@@ -140,8 +140,13 @@ class ConditionsSampler:
     def snapshot(self) -> Snapshot:
         own_cpu_s, own_pids = _own_tree()
         return Snapshot(
-            at=time.perf_counter(), unix_us=int(time.time() * 1e6), load_1m=_load_1m(), cpu_s=_cpu_seconds(),
-            own_cpu_s=own_cpu_s, own_pids=own_pids, gpu_processes=self._gpu_processes(),
+            at=time.perf_counter(),
+            unix_us=int(time.time() * 1e6),
+            load_1m=_load_1m(),
+            cpu_s=_cpu_seconds(),
+            own_cpu_s=own_cpu_s,
+            own_pids=own_pids,
+            gpu_processes=self._gpu_processes(),
         )
 
     def after(self, before: Snapshot, run_pids: Iterable[int] = ()) -> Conditions:
@@ -164,7 +169,9 @@ def compare(
         if all_cpu_s > 0 and "steal" in delta:
             steal_share = max(delta["steal"], 0.0) / all_cpu_s
             if (delta["steal"] - CLOCK_SLACK_S) / all_cpu_s > STEAL_MAX_SHARE:
-                reasons.append(f"the hypervisor gave {steal_share:.0%} of the CPU time to other virtual machines (steal)")
+                reasons.append(
+                    f"the hypervisor gave {steal_share:.0%} of the CPU time to other virtual machines (steal)"
+                )
         if all_cpu_s > 0 and before.own_cpu_s is not None and after.own_cpu_s is not None:
             busy_s = sum(v for k, v in delta.items() if k not in _NOT_BUSY)
             others_s = max(busy_s - (after.own_cpu_s - before.own_cpu_s), 0.0)
@@ -178,14 +185,24 @@ def compare(
         held_before = [memory for pid, memory in before.gpu_processes if pid not in ours]
         held_after = [memory for pid, memory in after.gpu_processes if pid not in ours]
         memory = [m for m in held_before + held_after if m is not None]
-        gpu = GPUOthers(processes_before=len(held_before), processes_after=len(held_after),
-                        memory_bytes=max(memory) if memory else None, sm_percent=gpu_sm_percent)
+        gpu = GPUOthers(
+            processes_before=len(held_before),
+            processes_after=len(held_after),
+            memory_bytes=max(memory) if memory else None,
+            sm_percent=gpu_sm_percent,
+        )
         if gpu_sm_percent is not None and gpu_sm_percent > GPU_OTHERS_MAX_SM_PERCENT:
             reasons.append(f"another process kept the GPU's SMs {gpu_sm_percent:.0f}% busy")
     return Conditions(
-        seconds=seconds, logical_cpus=psutil.cpu_count(logical=True), load_avg_before=before.load_1m,
-        load_avg_after=after.load_1m, others_cpu_s=others_s, others_cpu_share=others_share,
-        steal_share=steal_share, gpu=gpu, disturbed=reasons,
+        seconds=seconds,
+        logical_cpus=psutil.cpu_count(logical=True),
+        load_avg_before=before.load_1m,
+        load_avg_after=after.load_1m,
+        others_cpu_s=others_s,
+        others_cpu_share=others_share,
+        steal_share=steal_share,
+        gpu=gpu,
+        disturbed=reasons,
     )
 
 

@@ -198,4 +198,6 @@ def run_isolated(
         receiver.close()
         output = _read_end(log_path)
         Path(log_path).unlink(missing_ok=True)
-    return Isolated(result=result, exit_code=proc.exitcode, wall_s=time.perf_counter() - started, output=output, pid=proc.pid)
+    return Isolated(
+        result=result, exit_code=proc.exitcode, wall_s=time.perf_counter() - started, output=output, pid=proc.pid
+    )

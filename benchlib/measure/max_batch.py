@@ -105,9 +105,11 @@ class SearchResult:
         return next((t for t in reversed(self.trials) if t.batch == batch), None)
 
 
-def _recording(trial: Callable[[int], TrialOutcome], trials: list[TrialOutcome],
-               on_trial: Callable[[TrialOutcome], None]) -> Callable[[int], TrialOutcome]:
+def _recording(
+    trial: Callable[[int], TrialOutcome], trials: list[TrialOutcome], on_trial: Callable[[TrialOutcome], None]
+) -> Callable[[int], TrialOutcome]:
     """``trial``, appending each outcome to ``trials`` and telling ``on_trial``."""
+
     def run(batch: int) -> TrialOutcome:
         outcome = trial(batch)
         trials.append(outcome)
@@ -131,8 +133,13 @@ def _bisect(run: Callable[[int], TrialOutcome], trials: list[TrialOutcome], fits
     return SearchResult(trials, fits, fails, "oom")
 
 
-def search_max_batch(trial: Callable[[int], TrialOutcome], *, start: int = 1, limit: int = DEFAULT_BATCH_LIMIT,
-                     on_trial: Callable[[TrialOutcome], None] = lambda t: None) -> SearchResult:
+def search_max_batch(
+    trial: Callable[[int], TrialOutcome],
+    *,
+    start: int = 1,
+    limit: int = DEFAULT_BATCH_LIMIT,
+    on_trial: Callable[[TrialOutcome], None] = lambda t: None,
+) -> SearchResult:
     """Exponential growth from ``start`` until out of memory (or ``limit``), then bisection.
 
     A trial that fails for another reason ends the search: it says nothing about memory.
@@ -161,8 +168,13 @@ def search_max_batch(trial: Callable[[int], TrialOutcome], *, start: int = 1, li
 FIRST_STEP = 1 / 16
 
 
-def search_from_guess(trial: Callable[[int], TrialOutcome], guess: int, *, limit: int = DEFAULT_BATCH_LIMIT,
-                      on_trial: Callable[[TrialOutcome], None] = lambda t: None) -> SearchResult:
+def search_from_guess(
+    trial: Callable[[int], TrialOutcome],
+    guess: int,
+    *,
+    limit: int = DEFAULT_BATCH_LIMIT,
+    on_trial: Callable[[TrialOutcome], None] = lambda t: None,
+) -> SearchResult:
     """The same answer as `search_max_batch`, in fewer trials when ``guess`` (a prediction) is close.
 
     The first trial is at ``guess``; the search then steps up (or down), by a sixteenth of the
@@ -242,8 +254,14 @@ def _follow_live_memory() -> bool:
     libc = _glibc()
     if libc is None:
         return False
-    return all(libc.mallopt(param, value) == 1 for param, value in (
-        (_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES), (_M_TRIM_THRESHOLD, _MMAP_THRESHOLD_BYTES), (_M_ARENA_MAX, 1)))
+    return all(
+        libc.mallopt(param, value) == 1
+        for param, value in (
+            (_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES),
+            (_M_TRIM_THRESHOLD, _MMAP_THRESHOLD_BYTES),
+            (_M_ARENA_MAX, 1),
+        )
+    )
 
 
 def _release_freed_heap() -> None:
@@ -280,11 +298,14 @@ class _Watchdog:
         while not self.done.wait(WATCH_INTERVAL_S):
             grown = _resident_bytes() - self.baseline
             if grown > self.limit:
-                print(f"{CAP_MESSAGE} by {grown} bytes, over the {self.limit}-byte --memory-limit; "
-                      "stopping the trial", file=sys.stderr, flush=True)
+                print(
+                    f"{CAP_MESSAGE} by {grown} bytes, over the {self.limit}-byte --memory-limit; stopping the trial",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 os.kill(os.getpid(), signal.SIGKILL)
 
-    def __enter__(self) -> "_Watchdog":
+    def __enter__(self) -> _Watchdog:
         self.thread.start()
         return self
 
@@ -358,11 +379,18 @@ def _training_step(req: TrialRequest) -> Any:
 
         assert req.seq_len is not None
         return LanguageModelStep(resolve_model(req.model), req.batch, req.seq_len, dtype=req.dtype, device=req.device)
-    from benchlib.models.trainable import get_model
     from benchlib.models.step import TrainingStep
+    from benchlib.models.trainable import get_model
 
-    return TrainingStep(get_model(req.model), req.batch, size=req.size, dtype=req.dtype,
-                        optimizer=req.optimizer, device=req.device, input_shape=req.input_shape)
+    return TrainingStep(
+        get_model(req.model),
+        req.batch,
+        size=req.size,
+        dtype=req.dtype,
+        optimizer=req.optimizer,
+        device=req.device,
+        input_shape=req.input_shape,
+    )
 
 
 def run_trial(request: str) -> str:
@@ -424,22 +452,40 @@ def _params(base: TrialRequest) -> dict[str, Any]:
     from benchlib.models.trainable import get_model
 
     if base.language_model:
-        return {"model": base.model, "seq_len": base.seq_len, "optimizer": "adamw", "steps": base.steps,
-                "memory_limit_bytes": base.memory_limit}
+        return {
+            "model": base.model,
+            "seq_len": base.seq_len,
+            "optimizer": "adamw",
+            "steps": base.steps,
+            "memory_limit_bytes": base.memory_limit,
+        }
     return {
-        "model": base.model, "size": base.size,
+        "model": base.model,
+        "size": base.size,
         "input_shape": list(base.input_shape or get_model(base.model).input_shape(base.size)),
-        "optimizer": base.optimizer, "steps": base.steps, "memory_limit_bytes": base.memory_limit,
+        "optimizer": base.optimizer,
+        "steps": base.steps,
+        "memory_limit_bytes": base.memory_limit,
     }
 
 
-SEARCHES = {"doubling": "doubling from the start batch, then bisection",
-            "guess": "from the start batch (fit's prediction), up or down in growing steps until one fits and a larger one "
-                     "doesn't, then bisection"}
+SEARCHES = {
+    "doubling": "doubling from the start batch, then bisection",
+    "guess": "from the start batch (fit's prediction), up or down in growing steps until one fits and a larger one "
+    "doesn't, then bisection",
+}
 
 
-def search_records(trials: list[TrialOutcome], base: TrialRequest, result: SearchResult | None, *,
-                   start: int, limit: int, search: str = "doubling", telemetry: Any = None) -> list[Any]:
+def search_records(
+    trials: list[TrialOutcome],
+    base: TrialRequest,
+    result: SearchResult | None,
+    *,
+    start: int,
+    limit: int,
+    search: str = "doubling",
+    telemetry: Any = None,
+) -> list[Any]:
     """One ``peak_memory`` record per trial (out-of-memory ones included), then the ``max_batch``
     answer once the search is over (``result``). A language model's records belong to
     ``llm_max_batch``, whose params name a `benchlib fit` model rather than a built-in one."""
@@ -451,9 +497,14 @@ def search_records(trials: list[TrialOutcome], base: TrialRequest, result: Searc
     common = {"workload": name, "framework": "torch", "device": base.device, "dtype": base.dtype}
     records = [
         MeasurementRecord(
-            **common, device_name=t.device_name, metric=PEAK_MEMORY,
+            **common,
+            device_name=t.device_name,
+            metric=PEAK_MEMORY,
             params={**_params(base), "batch": t.batch, "trial": i, "peak_measure": t.peak_measure, **t.details},
-            value=t.peak_bytes if t.status == "ok" else None, status=t.status, message=t.message, duration_s=t.seconds,
+            value=t.peak_bytes if t.status == "ok" else None,
+            status=t.status,
+            message=t.message,
+            duration_s=t.seconds,
         )
         for i, t in enumerate(trials, start=1)
     ]
@@ -464,28 +515,50 @@ def search_records(trials: list[TrialOutcome], base: TrialRequest, result: Searc
     if result.stopped_by == "limit":
         message = f"no out-of-memory error up to the batch limit {limit}; the real maximum may be higher"
     elif result.stopped_by == "error":
-        message = "the search stopped at a trial that failed for a reason other than memory: " + (result.trials[-1].message or "")
+        message = "the search stopped at a trial that failed for a reason other than memory: " + (
+            result.trials[-1].message or ""
+        )
     elif result.max_batch == 0:
         message = "even a batch of 1 ran out of memory"
     status = "ok" if result.max_batch >= 1 else ("error" if result.stopped_by == "error" else "oom")
     records.append(
         MeasurementRecord(
-            **common, device_name=best.device_name if best else None, metric=MAX_BATCH,
+            **common,
+            device_name=best.device_name if best else None,
+            metric=MAX_BATCH,
             params={
-                **_params(base), "search": SEARCHES[search], "start_batch": start,
-                "batch_limit": limit, "first_oom_batch": result.first_oom, "stopped_by": result.stopped_by,
+                **_params(base),
+                "search": SEARCHES[search],
+                "start_batch": start,
+                "batch_limit": limit,
+                "first_oom_batch": result.first_oom,
+                "stopped_by": result.stopped_by,
                 "peak_memory_bytes": best.peak_bytes if best else None,
-                "peak_measure": best.peak_measure if best else None, "trials": len(result.trials),
+                "peak_measure": best.peak_measure if best else None,
+                "trials": len(result.trials),
             },
-            value=result.max_batch if status == "ok" else None, status=status, message=message,
-            duration_s=sum(t.seconds for t in result.trials), telemetry=telemetry,
+            value=result.max_batch if status == "ok" else None,
+            status=status,
+            message=message,
+            duration_s=sum(t.seconds for t in result.trials),
+            telemetry=telemetry,
         )
     )
     return records
 
 
-def write_search(path: Path, base: TrialRequest, trials: list[TrialOutcome], *, machine: Any, start: int, limit: int,
-                 result: SearchResult | None = None, search: str = "doubling", telemetry: Any = None) -> Any:
+def write_search(
+    path: Path,
+    base: TrialRequest,
+    trials: list[TrialOutcome],
+    *,
+    machine: Any,
+    start: int,
+    limit: int,
+    result: SearchResult | None = None,
+    search: str = "doubling",
+    telemetry: Any = None,
+) -> Any:
     """Write the search so far to ``path`` (atomically): every trial, and the answer once there is a ``result``."""
     from datetime import datetime, timezone
 
@@ -494,8 +567,13 @@ def write_search(path: Path, base: TrialRequest, trials: list[TrialOutcome], *, 
     from benchlib.results.store import write_results
 
     results = ResultsFile(
-        run_id=path.stem, created=datetime.now(timezone.utc), benchlib_version=benchlib.__version__,
-        methodology_version=benchlib.METHODOLOGY_VERSION, suite="max-batch", complete=result is not None, machine=machine,
+        run_id=path.stem,
+        created=datetime.now(timezone.utc),
+        benchlib_version=benchlib.__version__,
+        methodology_version=benchlib.METHODOLOGY_VERSION,
+        suite="max-batch",
+        complete=result is not None,
+        machine=machine,
         measurements=search_records(trials, base, result, start=start, limit=limit, search=search, telemetry=telemetry),
     )
     write_results(results, path)

@@ -19,24 +19,42 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 import benchlib
 from benchlib.backends import DeviceUnavailable, FrameworkMissing
-from benchlib.measure.conditions import ConditionsSampler, run_disturbed, run_gpu_index
 from benchlib.core.quiet import drop_noise
+from benchlib.measure.conditions import ConditionsSampler, run_disturbed, run_gpu_index
+from benchlib.measure.telemetry import TelemetrySampler
 from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
 from benchlib.results.schema import FAILED_STATUSES, Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
 from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
-from benchlib.measure.telemetry import TelemetrySampler
-from benchlib.workloads import SIZES, WORKLOAD_MODULES_ENV, RunContext, Workload, get, import_workload_modules, in_suite, runnable
+from benchlib.workloads import (
+    SIZES,
+    WORKLOAD_MODULES_ENV,
+    RunContext,
+    Workload,
+    get,
+    import_workload_modules,
+    in_suite,
+    runnable,
+)
 
-__all__ = ["PEAK_TOLERANCE", "SUITES", "NothingToResume", "ResumeError", "RunOutcome", "SaveError", "resume_run", "run_suite"]
+__all__ = [
+    "PEAK_TOLERANCE",
+    "SUITES",
+    "NothingToResume",
+    "ResumeError",
+    "RunOutcome",
+    "SaveError",
+    "resume_run",
+    "run_suite",
+]
 
 SUITES = SIZES  # defined once, with the workloads
 # A budget estimate when neither an earlier run on this machine nor the workload says better.
@@ -72,7 +90,11 @@ class SaveError(RuntimeError):
         if saved is None:
             message = f"cannot write {path}: {reason}. Nothing was saved; {fix} or choose another --out folder, then run again."
         else:
-            held = f"the {len(saved)} finished workload(s) {', '.join(saved)}" if saved else "the run's plan, no workload yet"
+            held = (
+                f"the {len(saved)} finished workload(s) {', '.join(saved)}"
+                if saved
+                else "the run's plan, no workload yet"
+            )
             message = (
                 f"cannot write {path}: {reason}. The file is intact and holds {held}; {fix}, "
                 f"then finish the run with `benchlib run --resume {path}`."
@@ -135,12 +157,23 @@ def check(record: MeasurementRecord, requested_device: str, machine: Machine | N
 
 
 def failure_record(
-    workload: Workload, device: str, status: str, message: str, *,
-    skip_reason: SkipReason | None = None, crash: Crash | None = None,
+    workload: Workload,
+    device: str,
+    status: str,
+    message: str,
+    *,
+    skip_reason: SkipReason | None = None,
+    crash: Crash | None = None,
 ) -> MeasurementRecord:
     return MeasurementRecord(
-        workload=workload.name, framework=workload.framework, device=device, metric=workload.metric,
-        status=status, message=message, skip_reason=skip_reason, crash=crash,
+        workload=workload.name,
+        framework=workload.framework,
+        device=device,
+        metric=workload.metric,
+        status=status,
+        message=message,
+        skip_reason=skip_reason,
+        crash=crash,
     )
 
 
@@ -165,7 +198,9 @@ def run_workload(workload: Workload, ctx: RunContext, requested_device: str) -> 
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return [
             failure_record(
-                workload, ctx.device, "error",
+                workload,
+                ctx.device,
+                "error",
                 f"{workload.name} raised {type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})",
             )
         ]
@@ -184,7 +219,13 @@ def _timed_json(workload: Workload, ctx: RunContext, requested_device: str) -> s
 
 
 # Imported in a child before the clock starts, so that duration_s doesn't count the import.
-_FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax", "fastai": "fastai"}
+_FRAMEWORK_MODULES = {
+    "torch": "torch",
+    "tensorflow": "tensorflow",
+    "tf": "tensorflow",
+    "jax": "jax",
+    "fastai": "fastai",
+}
 # Frameworks whose import is known to leave the GPU untouched, so the forkserver may import them
 # once for all children (a process that has initialised CUDA can't fork a child that uses it).
 # The others are imported in each child.
@@ -233,7 +274,11 @@ def _storable(workload: Workload, device: str, payload: str) -> tuple[list[Measu
             records.append(MeasurementRecord.model_validate(raw))
         except ValidationError as exc:
             fields = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            records.append(failure_record(workload, device, "error", f"{workload.name} returned a record that can't be stored: {fields}"))
+            records.append(
+                failure_record(
+                    workload, device, "error", f"{workload.name} returned a record that can't be stored: {fields}"
+                )
+            )
     return records, float(data["work_s"])
 
 
@@ -284,7 +329,9 @@ def expected_duration(workload: Workload, size: str, history: Mapping[str, float
     own = workload.expected_s.get(size)
     if own is not None:
         return Estimate(own + startup_s, f"the workload's expected {size} time plus {startup_s:.0f} s start-up")
-    return Estimate(FALLBACK_EXPECTED_S[size] + startup_s, f"benchlib's default for a {size} workload; no earlier run here")
+    return Estimate(
+        FALLBACK_EXPECTED_S[size] + startup_s, f"benchlib's default for a {size} workload; no earlier run here"
+    )
 
 
 def _finished(results: ResultsFile) -> set[str]:
@@ -357,12 +404,16 @@ def _execute(
             estimate = expected_duration(workload, plan.size, history, startup)
             if estimate.seconds > left:
                 skip = failure_record(
-                    workload, resolved, "skipped",
+                    workload,
+                    resolved,
+                    "skipped",
                     f"{workload.name}: not started: expected to take {estimate.seconds:.0f} s ({estimate.source}), "
                     f"but {max(left, 0):.0f} s of the {budget_s:g} s budget were left",
                     skip_reason="budget",
                 )
-                results.measurements = [m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"]
+                results.measurements = [
+                    m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"
+                ]
                 results.measurements.append(skip)
                 unwritten = True
                 on_done(workload, [skip])
@@ -374,7 +425,11 @@ def _execute(
         child_pids: tuple[int, ...] = ()
         if isolate:
             child = run_isolated(
-                _workload_in_child, workload.name, ctx, plan.device, extra_modules,
+                _workload_in_child,
+                workload.name,
+                ctx,
+                plan.device,
+                extra_modules,
                 preload=preload_modules(pending),
             )
             child_pids = (child.pid,) if child.pid is not None else ()
@@ -384,7 +439,10 @@ def _execute(
                 on_output(workload, shown)
             if child.result is None:
                 message = f"{workload.name}: {child.describe_crash()}"
-                records, work_s = [failure_record(workload, resolved, "error", message, crash=child.crash())], child.wall_s
+                records, work_s = (
+                    [failure_record(workload, resolved, "error", message, crash=child.crash())],
+                    child.wall_s,
+                )
             else:
                 records, work_s = _storable(workload, resolved, child.result)
         else:
@@ -395,7 +453,9 @@ def _execute(
         if isolate:
             overhead[workload.name] = max(wall - work_s, 0.0)
         records = [r.model_copy(update={"duration_s": work_s}) if r.duration_s is None else r for r in records]
-        results.measurements = [m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"]
+        results.measurements = [
+            m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"
+        ]
         results.measurements.extend(records)
         plan.wall_s[workload.name] = wall
         results.disturbed = run_disturbed(results)
@@ -407,7 +467,11 @@ def _execute(
         results.complete = _is_complete(results)
         _save(results, path, saved)
     return RunOutcome(
-        path=path, results=results, wall_s=time.perf_counter() - started, per_workload_s=per_workload, overhead_s=overhead,
+        path=path,
+        results=results,
+        wall_s=time.perf_counter() - started,
+        per_workload_s=per_workload,
+        overhead_s=overhead,
     )
 
 
@@ -449,16 +513,27 @@ def run_suite(
     resolve_device(device)
     now = datetime.now(timezone.utc)
     results = ResultsFile(
-        run_id=new_run_id(now), created=now, benchlib_version=benchlib.__version__,
-        methodology_version=benchlib.METHODOLOGY_VERSION, suite=suite, machine=machine,
+        run_id=new_run_id(now),
+        created=now,
+        benchlib_version=benchlib.__version__,
+        methodology_version=benchlib.METHODOLOGY_VERSION,
+        suite=suite,
+        machine=machine,
         plan=RunPlan(workloads=[w.name for w in workloads], size=suite, device=device, isolated=isolate),
     )
     path = Path(out_dir) / machine.id / f"{results.run_id}.json"
     results.complete = _is_complete(results)
     _save(results, path, None)
     return _execute(
-        results, path, workloads, machine=machine, budget_s=budget_s, isolate=isolate,
-        on_start=on_start, on_done=on_done, on_output=on_output,
+        results,
+        path,
+        workloads,
+        machine=machine,
+        budget_s=budget_s,
+        isolate=isolate,
+        on_start=on_start,
+        on_done=on_done,
+        on_output=on_output,
     )
 
 
@@ -489,10 +564,14 @@ def find_resumable(target: Path, machine_id: str) -> Path:
     if not found and complete:
         raise NothingToResume(max(complete)[1])
     if not found:
-        raise ResumeError(f"{target} holds no unfinished run of this machine ({machine_id}); start one with `benchlib run`")
+        raise ResumeError(
+            f"{target} holds no unfinished run of this machine ({machine_id}); start one with `benchlib run`"
+        )
     if len(found) > 1:
         listing = ", ".join(str(p) for p in found)
-        raise ResumeError(f"{target} holds {len(found)} unfinished runs of this machine: {listing}; pass the one to resume")
+        raise ResumeError(
+            f"{target} holds {len(found)} unfinished runs of this machine: {listing}; pass the one to resume"
+        )
     return found[0]
 
 
@@ -506,7 +585,9 @@ def resumable(path: Path, machine: Machine) -> ResultsFile:
     """The unfinished run in ``path``, if this machine may finish it; ResumeError says why not."""
     results = read_results(path)
     if results.provenance.kind != "measured" or results.plan is None:
-        raise ResumeError(f"{path} is not a run benchlib can resume (it has no run plan: reported, or written by an older benchlib)")
+        raise ResumeError(
+            f"{path} is not a run benchlib can resume (it has no run plan: reported, or written by an older benchlib)"
+        )
     if results.complete:
         raise NothingToResume(path)
     if results.machine.id != machine.id:
@@ -516,7 +597,9 @@ def resumable(path: Path, machine: Machine) -> ResultsFile:
         )
     changed = _software_differences(results.machine, machine)
     if changed:
-        raise ResumeError(f"{path}: the software changed since this run started ({', '.join(changed)}); start a new run")
+        raise ResumeError(
+            f"{path}: the software changed since this run started ({', '.join(changed)}); start a new run"
+        )
     return results
 
 
@@ -547,6 +630,13 @@ def resume_run(
         raise SaveError(path, _finished_in_order(results), exc) from exc
     results.plan.isolated = results.plan.isolated and isolate
     return _execute(
-        results, path, pending, machine=machine, budget_s=budget_s, isolate=isolate,
-        on_start=on_start, on_done=on_done, on_output=on_output,
+        results,
+        path,
+        pending,
+        machine=machine,
+        budget_s=budget_s,
+        isolate=isolate,
+        on_start=on_start,
+        on_done=on_done,
+        on_output=on_output,
     )

@@ -79,7 +79,7 @@ class TelemetrySampler:
                 return
             self._stop.wait(self._interval)
 
-    def __enter__(self) -> "TelemetrySampler":
+    def __enter__(self) -> TelemetrySampler:
         handle = self._open()
         if handle is not None:
             self._thread = threading.Thread(target=self._loop, args=(handle,), daemon=True)

@@ -173,8 +173,11 @@ def load(
             return FashionData(x=x[:samples], y=y[:samples], source="real", note="Fashion-MNIST training split")
         except Exception as exc:  # no network, a broken cache: the timing needs only the shape
             note = f"real data unavailable ({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
-            print("Fashion-MNIST could not be loaded; synthetic data of the same shape stands in "
-                  "(data_note in the results file says why)", file=sys.stderr)
+            print(
+                "Fashion-MNIST could not be loaded; synthetic data of the same shape stands in "
+                "(data_note in the results file says why)",
+                file=sys.stderr,
+            )
     else:
         note = "synthetic data requested"
     x, y = synthetic(samples)

@@ -14,8 +14,14 @@ from benchlib.backends import require
 from benchlib.backends import torch_backend as tb
 
 # The params' ``model`` dict names these LlamaConfig fields, and only these.
-CONFIG_FIELDS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-                 "num_key_value_heads", "vocab_size")
+CONFIG_FIELDS = (
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "vocab_size",
+)
 SEED = 0
 
 
@@ -36,7 +42,9 @@ def llama_config(model: dict[str, Any], max_positions: int) -> Any:
     missing = [f for f in CONFIG_FIELDS if f not in model]
     unknown = [f for f in model if f not in CONFIG_FIELDS]
     if missing or unknown:
-        raise ValueError(f"model params: missing {missing or 'none'}, unknown {unknown or 'none'}; give exactly {', '.join(CONFIG_FIELDS)}")
+        raise ValueError(
+            f"model params: missing {missing or 'none'}, unknown {unknown or 'none'}; give exactly {', '.join(CONFIG_FIELDS)}"
+        )
     return LlamaConfig(**model, max_position_embeddings=max_positions, architectures=["LlamaForCausalLM"])
 
 

@@ -24,7 +24,9 @@ LEARNING_RATE = 1e-4
 class LanguageModelStep(TrainingStep):
     """``model`` (a transformers config) training on ``batch`` random sequences of ``seq_len`` tokens."""
 
-    def __init__(self, model: "LanguageModel", batch: int, seq_len: int, *, dtype: str = "fp32", device: str = "cpu") -> None:
+    def __init__(
+        self, model: LanguageModel, batch: int, seq_len: int, *, dtype: str = "fp32", device: str = "cpu"
+    ) -> None:
         import torch
 
         check_choice("dtype", dtype, DTYPES)
@@ -42,15 +44,22 @@ class LanguageModelStep(TrainingStep):
         self.amp = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(dtype)
         self.scaler = torch.amp.GradScaler(self.device_type, enabled=dtype == "fp16")
 
-    def loss(self) -> "torch.Tensor":
+    def loss(self) -> torch.Tensor:
         return self.language_model.loss(self.model, self.inputs)
 
 
-def tiny_llama() -> "torch.nn.Module":
+def tiny_llama() -> torch.nn.Module:
     """A toy Llama (two layers, width 64) for `benchlib campaign --tiny`: transformers' own class and
     config, so fit traces it as it traces a real model, at a size any CPU trains in a moment."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=1024, max_position_embeddings=256)
+    config = LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=1024,
+        max_position_embeddings=256,
+    )
     return LlamaForCausalLM(config)

@@ -27,7 +27,7 @@ def check_choice(kind: str, value: str, choices: tuple[str, ...]) -> None:
         raise ValueError(f"unknown {kind} {value!r}; choose one of {', '.join(choices)}")
 
 
-def make_optimizer(name: str, params: Any, foreach: bool | None) -> "torch.optim.Optimizer":
+def make_optimizer(name: str, params: Any, foreach: bool | None) -> torch.optim.Optimizer:
     import torch
 
     check_choice("optimizer", name, OPTIMIZERS)
@@ -106,7 +106,7 @@ class TrainingStep:
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
 
-    def loss(self) -> "torch.Tensor":
+    def loss(self) -> torch.Tensor:
         return self.spec.loss(self.model(self.inputs), self.targets)
 
     def run(self) -> None:

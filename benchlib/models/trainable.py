@@ -46,7 +46,7 @@ class ModelSpec:
     description: str
     kind: Literal["image", "tokens", "segmentation"]
     sizes: dict[str, Dimensions]
-    build: Callable[..., "nn.Module"]
+    build: Callable[..., nn.Module]
 
     def dims(self, size: str = "full", input_shape: tuple[int, ...] | None = None) -> Dimensions:
         """The dimensions of one size, with the input per sample replaced by ``input_shape`` if given."""
@@ -64,7 +64,9 @@ class ModelSpec:
         if self.kind == "tokens":
             positions = dims.options["positions"]
             if len(shape) != 1 or not 1 <= shape[0] <= positions:
-                raise ValueError(f"--input {wanted}: {self.name} takes a sequence length from 1 to {positions} (default {default})")
+                raise ValueError(
+                    f"--input {wanted}: {self.name} takes a sequence length from 1 to {positions} (default {default})"
+                )
             return {}
         if len(shape) != 3 or min(shape) < 1:
             raise ValueError(f"--input {wanted}: {self.name} takes channels x height x width (default {default})")
@@ -79,7 +81,9 @@ class ModelSpec:
         if self.name == "vit_b_16":
             patch = dims.options["patch"]
             if height != width or height % patch:
-                raise ValueError(f"--input {wanted}: {self.name} takes square images whose side is a multiple of {patch}")
+                raise ValueError(
+                    f"--input {wanted}: {self.name} takes square images whose side is a multiple of {patch}"
+                )
             return {"image": height}
         if min(height, width) < 32:
             raise ValueError(f"--input {wanted}: {self.name} needs images of at least 32x32 pixels")
@@ -88,10 +92,12 @@ class ModelSpec:
     def input_shape(self, size: str = "full") -> tuple[int, ...]:
         return self.dims(size).input_shape
 
-    def make(self, size: str = "full", input_shape: tuple[int, ...] | None = None) -> "nn.Module":
+    def make(self, size: str = "full", input_shape: tuple[int, ...] | None = None) -> nn.Module:
         return self.build(**self.dims(size, input_shape).options)
 
-    def batch(self, batch: int, size: str, device: Any, input_shape: tuple[int, ...] | None = None) -> tuple["torch.Tensor", "torch.Tensor"]:
+    def batch(
+        self, batch: int, size: str, device: Any, input_shape: tuple[int, ...] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """A synthetic batch on ``device``: inputs and the targets the loss compares them with."""
         import torch
 
@@ -106,7 +112,7 @@ class ModelSpec:
             return images, torch.randint(0, classes, (batch, *shape[1:]), device=device)
         return images, torch.randint(0, classes, (batch,), device=device)
 
-    def loss(self, output: "torch.Tensor", target: "torch.Tensor") -> "torch.Tensor":
+    def loss(self, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """Cross-entropy over classes, pixels or tokens (language models predict every position)."""
         import torch.nn.functional as F
 
@@ -118,7 +124,7 @@ class ModelSpec:
 # ----------------------------------------------------------------------------- builders
 
 
-def _resnet(classes: int, blocks: int) -> "nn.Module":
+def _resnet(classes: int, blocks: int) -> nn.Module:
     from torchvision.models import resnet50
     from torchvision.models.resnet import Bottleneck, ResNet
 
@@ -128,26 +134,37 @@ def _resnet(classes: int, blocks: int) -> "nn.Module":
     return ResNet(Bottleneck, [blocks] * 4, num_classes=classes)
 
 
-def _vit(image: int, patch: int, layers: int, heads: int, hidden: int, mlp: int, classes: int) -> "nn.Module":
+def _vit(image: int, patch: int, layers: int, heads: int, hidden: int, mlp: int, classes: int) -> nn.Module:
     from torchvision.models import VisionTransformer
 
     return VisionTransformer(
-        image_size=image, patch_size=patch, num_layers=layers, num_heads=heads, hidden_dim=hidden,
-        mlp_dim=mlp, num_classes=classes,
+        image_size=image,
+        patch_size=patch,
+        num_layers=layers,
+        num_heads=heads,
+        hidden_dim=hidden,
+        mlp_dim=mlp,
+        num_classes=classes,
     )
 
 
-def _encoder_layers(width: int, heads: int, ff: int, layers: int, pre_norm: bool) -> "nn.Module":
+def _encoder_layers(width: int, heads: int, ff: int, layers: int, pre_norm: bool) -> nn.Module:
     from torch import nn
 
     layer = nn.TransformerEncoderLayer(
-        width, heads, ff, dropout=0.1, activation="gelu", batch_first=True, norm_first=pre_norm,
+        width,
+        heads,
+        ff,
+        dropout=0.1,
+        activation="gelu",
+        batch_first=True,
+        norm_first=pre_norm,
     )
     # Nested tensors only matter for padded inference batches; training never takes that path.
     return nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
 
 
-def _bert(vocab: int, positions: int, width: int, heads: int, ff: int, layers: int) -> "nn.Module":
+def _bert(vocab: int, positions: int, width: int, heads: int, ff: int, layers: int) -> nn.Module:
     import torch
     from torch import nn
 
@@ -173,7 +190,7 @@ def _bert(vocab: int, positions: int, width: int, heads: int, ff: int, layers: i
     return BertLike()
 
 
-def _gpt2(vocab: int, positions: int, width: int, heads: int, ff: int, layers: int) -> "nn.Module":
+def _gpt2(vocab: int, positions: int, width: int, heads: int, ff: int, layers: int) -> nn.Module:
     import torch
     from torch import nn
 
@@ -199,14 +216,18 @@ def _gpt2(vocab: int, positions: int, width: int, heads: int, ff: int, layers: i
     return GPT2Like()
 
 
-def _unet(channels: int, classes: int, base: int, depth: int) -> "nn.Module":
+def _unet(channels: int, classes: int, base: int, depth: int) -> nn.Module:
     import torch
     from torch import nn
 
     def double_conv(cin: int, cout: int) -> nn.Module:
         return nn.Sequential(
-            nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-            nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+            nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=True),
         )
 
     class UNet(nn.Module):
@@ -219,7 +240,9 @@ def _unet(channels: int, classes: int, base: int, depth: int) -> "nn.Module":
             self.down = nn.ModuleList(
                 nn.Sequential(nn.MaxPool2d(2), double_conv(widths[i], widths[i + 1])) for i in range(depth)
             )
-            self.up = nn.ModuleList(nn.ConvTranspose2d(widths[i + 1], widths[i], 2, stride=2) for i in reversed(range(depth)))
+            self.up = nn.ModuleList(
+                nn.ConvTranspose2d(widths[i + 1], widths[i], 2, stride=2) for i in reversed(range(depth))
+            )
             self.merge = nn.ModuleList(double_conv(2 * widths[i], widths[i]) for i in reversed(range(depth)))
             self.head = nn.Conv2d(widths[0], classes, 1)
 
@@ -241,7 +264,11 @@ MODELS: dict[str, ModelSpec] = {
     m.name: m
     for m in (
         ModelSpec(
-            "resnet50", "ResNet-50", "ResNet-50", "torchvision ResNet-50, 1000 classes, 224×224 RGB images", "image",
+            "resnet50",
+            "ResNet-50",
+            "ResNet-50",
+            "torchvision ResNet-50, 1000 classes, 224×224 RGB images",
+            "image",
             {
                 "full": Dimensions((3, 224, 224), {"classes": 1000, "blocks": 0}),
                 "small": Dimensions((3, 64, 64), {"classes": 10, "blocks": 1}),
@@ -249,33 +276,60 @@ MODELS: dict[str, ModelSpec] = {
             _resnet,
         ),
         ModelSpec(
-            "vit_b_16", "ViT-B/16", "ViT-B/16", "torchvision ViT-B/16, 1000 classes, 224×224 RGB images", "image",
+            "vit_b_16",
+            "ViT-B/16",
+            "ViT-B/16",
+            "torchvision ViT-B/16, 1000 classes, 224×224 RGB images",
+            "image",
             {
-                "full": Dimensions((3, 224, 224), {"image": 224, "patch": 16, "layers": 12, "heads": 12, "hidden": 768, "mlp": 3072, "classes": 1000}),
-                "small": Dimensions((3, 32, 32), {"image": 32, "patch": 8, "layers": 2, "heads": 2, "hidden": 64, "mlp": 128, "classes": 10}),
+                "full": Dimensions(
+                    (3, 224, 224),
+                    {"image": 224, "patch": 16, "layers": 12, "heads": 12, "hidden": 768, "mlp": 3072, "classes": 1000},
+                ),
+                "small": Dimensions(
+                    (3, 32, 32),
+                    {"image": 32, "patch": 8, "layers": 2, "heads": 2, "hidden": 64, "mlp": 128, "classes": 10},
+                ),
             },
             _vit,
         ),
         ModelSpec(
-            "bert_base", "BERT-base-sized encoder", "BERT-base",
-            "12 layers, width 768, 12 heads, vocabulary 30,522, 512 tokens, masked-LM head over every token", "tokens",
+            "bert_base",
+            "BERT-base-sized encoder",
+            "BERT-base",
+            "12 layers, width 768, 12 heads, vocabulary 30,522, 512 tokens, masked-LM head over every token",
+            "tokens",
             {
-                "full": Dimensions((512,), {"vocab": 30522, "positions": 512, "width": 768, "heads": 12, "ff": 3072, "layers": 12}),
-                "small": Dimensions((32,), {"vocab": 1000, "positions": 32, "width": 64, "heads": 2, "ff": 128, "layers": 2}),
+                "full": Dimensions(
+                    (512,), {"vocab": 30522, "positions": 512, "width": 768, "heads": 12, "ff": 3072, "layers": 12}
+                ),
+                "small": Dimensions(
+                    (32,), {"vocab": 1000, "positions": 32, "width": 64, "heads": 2, "ff": 128, "layers": 2}
+                ),
             },
             _bert,
         ),
         ModelSpec(
-            "gpt2_small", "GPT-2-small-sized decoder", "GPT-2 small",
-            "12 layers, width 768, 12 heads, vocabulary 50,257, 1,024-token context, next-token loss", "tokens",
+            "gpt2_small",
+            "GPT-2-small-sized decoder",
+            "GPT-2 small",
+            "12 layers, width 768, 12 heads, vocabulary 50,257, 1,024-token context, next-token loss",
+            "tokens",
             {
-                "full": Dimensions((1024,), {"vocab": 50257, "positions": 1024, "width": 768, "heads": 12, "ff": 3072, "layers": 12}),
-                "small": Dimensions((32,), {"vocab": 1000, "positions": 32, "width": 64, "heads": 2, "ff": 128, "layers": 2}),
+                "full": Dimensions(
+                    (1024,), {"vocab": 50257, "positions": 1024, "width": 768, "heads": 12, "ff": 3072, "layers": 12}
+                ),
+                "small": Dimensions(
+                    (32,), {"vocab": 1000, "positions": 32, "width": 64, "heads": 2, "ff": 128, "layers": 2}
+                ),
             },
             _gpt2,
         ),
         ModelSpec(
-            "unet", "U-Net", "U-Net", "U-Net, 4 down/up levels, 64 to 1,024 channels, 256×256 RGB images, 2 classes per pixel",
+            "unet",
+            "U-Net",
+            "U-Net",
+            "U-Net, 4 down/up levels, 64 to 1,024 channels, 256×256 RGB images, 2 classes per pixel",
             "segmentation",
             {
                 "full": Dimensions((3, 256, 256), {"channels": 3, "classes": 2, "base": 64, "depth": 4}),

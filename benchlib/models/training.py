@@ -64,10 +64,16 @@ def torch_step(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int, device
         scaler.update()
         return loss
 
-    return Step(run=run, steps_per_epoch=steps, details={"autocast": str(dtype) if dtype else None, "grad_scaler": amp == "fp16"})
+    return Step(
+        run=run,
+        steps_per_epoch=steps,
+        details={"autocast": str(dtype) if dtype else None, "grad_scaler": amp == "fp16"},
+    )
 
 
-def keras_step(build: Callable[[], Any], x: np.ndarray, y: np.ndarray, batch_size: int, tf_device: str, amp: str | None = None) -> Step:
+def keras_step(
+    build: Callable[[], Any], x: np.ndarray, y: np.ndarray, batch_size: int, tf_device: str, amp: str | None = None
+) -> Step:
     """``model.train_on_batch`` with Adam on sparse categorical cross-entropy.
 
     ``build`` makes the model after the dtype policy is set (a policy applies to layers created
@@ -84,10 +90,15 @@ def keras_step(build: Callable[[], Any], x: np.ndarray, y: np.ndarray, batch_siz
     try:
         with tf.device(tf_device):
             model = build()
-            model.compile(optimizer=keras.optimizers.Adam(learning_rate=LEARNING_RATE), loss="sparse_categorical_crossentropy")
+            model.compile(
+                optimizer=keras.optimizers.Adam(learning_rate=LEARNING_RATE), loss="sparse_categorical_crossentropy"
+            )
             xf = tf.constant(x[..., None], dtype=tf.float32) / 255.0
             yf = tf.constant(y.astype(np.int32))
-            batches = [(xf[k * batch_size : (k + 1) * batch_size], yf[k * batch_size : (k + 1) * batch_size]) for k in range(steps)]
+            batches = [
+                (xf[k * batch_size : (k + 1) * batch_size], yf[k * batch_size : (k + 1) * batch_size])
+                for k in range(steps)
+            ]
     finally:
         tfb.set_mixed_precision("float32")
     batch = [0]
@@ -99,6 +110,11 @@ def keras_step(build: Callable[[], Any], x: np.ndarray, y: np.ndarray, batch_siz
             return tfb.fetch(model.train_on_batch(xb, yb))
 
     return Step(
-        run=run, steps_per_epoch=steps,
-        details={"keras_policy": KERAS_POLICIES[amp or "fp32"], "jit_compile": bool(model.jit_compile), "keras": keras.__version__},
+        run=run,
+        steps_per_epoch=steps,
+        details={
+            "keras_policy": KERAS_POLICIES[amp or "fp32"],
+            "jit_compile": bool(model.jit_compile),
+            "keras": keras.__version__,
+        },
     )

@@ -12,14 +12,34 @@ from dataclasses import dataclass
 from typing import Any
 
 # Ops that only describe or allocate memory: no kernel reads or writes it.
-NO_TRAFFIC = frozenset({
-    "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "detach", "alias", "lift_fresh",
-    "lift_fresh_copy", "_local_scalar_dense", "set_", "resize_",
-    "device",  # prim.device: reads a tensor's metadata, moves none of its bytes
-})
+NO_TRAFFIC = frozenset(
+    {
+        "empty",
+        "empty_strided",
+        "empty_like",
+        "new_empty",
+        "new_empty_strided",
+        "detach",
+        "alias",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "_local_scalar_dense",
+        "set_",
+        "resize_",
+        "device",  # prim.device: reads a tensor's metadata, moves none of its bytes
+    }
+)
 GATHERS = frozenset({"embedding", "index_select", "index"})
-CONVOLUTIONS = frozenset({"convolution", "convolution_backward", "_convolution", "cudnn_convolution",
-                          "convolution_overrideable", "_slow_conv2d_forward"})
+CONVOLUTIONS = frozenset(
+    {
+        "convolution",
+        "convolution_backward",
+        "_convolution",
+        "cudnn_convolution",
+        "convolution_overrideable",
+        "_slow_conv2d_forward",
+    }
+)
 DTYPE_NAMES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
 
 
@@ -55,8 +75,9 @@ def _flash_for_cpu_flops(query: Any, key: Any, value: Any, *args: Any, out_val: 
     return sdpa_flop_count(query.shape, key.shape, value.shape)
 
 
-def _flash_for_cpu_backward_flops(grad_out: Any, query: Any, key: Any, value: Any, *args: Any,
-                                  out_val: Any = None, **kwargs: Any) -> int:
+def _flash_for_cpu_backward_flops(
+    grad_out: Any, query: Any, key: Any, value: Any, *args: Any, out_val: Any = None, **kwargs: Any
+) -> int:
     from torch.utils.flop_counter import sdpa_backward_flop_count
 
     return sdpa_backward_flop_count(grad_out.shape, query.shape, key.shape, value.shape)

@@ -82,12 +82,25 @@ class Setup:
         return ", ".join(parts)
 
 
-def make_setup(mode: str, *, weights: str | None = None, dtype: str | None = None, batch: int = 1,
-               seq_len: int = DEFAULT_SEQ_LEN, lora_rank: int | None = None, lora_targets: str = DEFAULT_LORA_TARGETS,
-               grad_checkpointing: bool = False, optimizer: str = "adamw") -> Setup:
+def make_setup(
+    mode: str,
+    *,
+    weights: str | None = None,
+    dtype: str | None = None,
+    batch: int = 1,
+    seq_len: int = DEFAULT_SEQ_LEN,
+    lora_rank: int | None = None,
+    lora_targets: str = DEFAULT_LORA_TARGETS,
+    grad_checkpointing: bool = False,
+    optimizer: str = "adamw",
+) -> Setup:
     """A Setup with each mode's defaults; ValueError names the option that doesn't make sense."""
-    for option, value, choices in (("--mode", mode, MODES), ("--weights", weights, WEIGHTS),
-                                   ("--dtype", dtype, COMPUTE_DTYPES), ("--optimizer", optimizer, LLM_OPTIMIZERS)):
+    for option, value, choices in (
+        ("--mode", mode, MODES),
+        ("--weights", weights, WEIGHTS),
+        ("--dtype", dtype, COMPUTE_DTYPES),
+        ("--optimizer", optimizer, LLM_OPTIMIZERS),
+    ):
         if value is not None and value not in choices:
             raise ValueError(f"{option} {value!r}: choose one of {', '.join(choices)}")
     if batch < 1 or seq_len < 1:
@@ -104,17 +117,27 @@ def make_setup(mode: str, *, weights: str | None = None, dtype: str | None = Non
         # Inference and a LoRA base store the weights in the compute dtype asked for.
         weights = dtype if dtype and mode in ("inference", "lora") else DEFAULT_WEIGHTS[mode]
     if mode == "train" and weights in ("int8", "nf4"):
-        raise ValueError(f"--mode train --weights {weights}: full fine-tuning updates every weight, and "
-                         "quantized weights can't be trained; use --mode qlora (or lora --weights int8)")
+        raise ValueError(
+            f"--mode train --weights {weights}: full fine-tuning updates every weight, and "
+            "quantized weights can't be trained; use --mode qlora (or lora --weights int8)"
+        )
     if mode == "qlora" and weights != "nf4":
         raise ValueError(f"--mode qlora stores the base in nf4, not {weights}; use --mode lora --weights {weights}")
     if dtype is None:
         dtype = weights if weights in COMPUTE_DTYPES else "bf16"
     if weights in ("fp16", "bf16") and dtype != weights:
         raise ValueError(f"--weights {weights} computes in {weights}; --dtype {dtype} would need {dtype} weights")
-    return Setup(mode=mode, weights=weights, dtype=dtype, batch=batch, seq_len=seq_len,
-                 lora_rank=(lora_rank or DEFAULT_LORA_RANK) if mode in ("lora", "qlora") else None,
-                 lora_targets=lora_targets, grad_checkpointing=grad_checkpointing, optimizer=optimizer)
+    return Setup(
+        mode=mode,
+        weights=weights,
+        dtype=dtype,
+        batch=batch,
+        seq_len=seq_len,
+        lora_rank=(lora_rank or DEFAULT_LORA_RANK) if mode in ("lora", "qlora") else None,
+        lora_targets=lora_targets,
+        grad_checkpointing=grad_checkpointing,
+        optimizer=optimizer,
+    )
 
 
 # ----------------------------------------------------------------------------- one traced step
@@ -148,8 +171,10 @@ def _eight_bit_adam() -> type:
                         continue
                     blocks = -(-p.numel() // EIGHT_BIT_BLOCK)
                     self.state[p] = {
-                        "state1": torch.empty_like(p, dtype=torch.uint8), "state2": torch.empty_like(p, dtype=torch.uint8),
-                        "absmax1": p.new_empty(blocks, dtype=torch.float32), "absmax2": p.new_empty(blocks, dtype=torch.float32),
+                        "state1": torch.empty_like(p, dtype=torch.uint8),
+                        "state2": torch.empty_like(p, dtype=torch.uint8),
+                        "absmax1": p.new_empty(blocks, dtype=torch.float32),
+                        "absmax2": p.new_empty(blocks, dtype=torch.float32),
                     }
 
     return EightBitAdamStandIn
@@ -163,14 +188,23 @@ def _quantize(model: Any, setup: Setup) -> None:
 
     compute = torch_dtype(setup.dtype)
     # transformers keeps the output layer unquantized, also when LoRA adapts it (lm_head.base_layer).
-    targets = [name for name, module in model.named_modules()
-               if isinstance(module, nn.Linear) and "lm_head" not in name.split(".")
-               and not any(part.startswith("lora_") for part in name.split("."))]
+    targets = [
+        name
+        for name, module in model.named_modules()
+        if isinstance(module, nn.Linear)
+        and "lm_head" not in name.split(".")
+        and not any(part.startswith("lora_") for part in name.split("."))
+    ]
     for name in targets:
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name)
-        setattr(parent, child, QuantizedLinear(getattr(parent, child), setup.weights, compute_dtype=compute,
-                                               double_quant=setup.double_quant))
+        setattr(
+            parent,
+            child,
+            QuantizedLinear(
+                getattr(parent, child), setup.weights, compute_dtype=compute, double_quant=setup.double_quant
+            ),
+        )
 
 
 class StepTracer:
@@ -227,8 +261,13 @@ class StepTracer:
 
         s = self.setup
         targets = s.lora_targets if s.lora_targets == "all-linear" else s.lora_targets.split(",")
-        config = LoraConfig(r=s.lora_rank, lora_alpha=2 * (s.lora_rank or 1), lora_dropout=0.05, target_modules=targets,
-                            task_type=self.language_model.peft_task)
+        config = LoraConfig(
+            r=s.lora_rank,
+            lora_alpha=2 * (s.lora_rank or 1),
+            lora_dropout=0.05,
+            target_modules=targets,
+            task_type=self.language_model.peft_task,
+        )
         self.model = get_peft_model(self.model, config)
 
     def _prime_optimizer(self) -> None:
@@ -350,7 +389,9 @@ def _cache_bytes(output: Any) -> int:
     cache = getattr(output, "past_key_values", None)
     if cache is None:
         return 0
-    return sum(t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values) if t is not None)
+    return sum(
+        t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values) if t is not None
+    )
 
 
 # ----------------------------------------------------------------------------- prediction
@@ -378,8 +419,11 @@ class LLMPrediction:
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["device"]["tensor_budget"] = self.device.tensor_budget
-        out["breakdown"] = {**self.breakdown, "cuda_context": self.device.context_bytes,
-                            "allocator": self.peak_bytes - self.tensor_peak_bytes - self.device.context_bytes}
+        out["breakdown"] = {
+            **self.breakdown,
+            "cuda_context": self.device.context_bytes,
+            "allocator": self.peak_bytes - self.tensor_peak_bytes - self.device.context_bytes,
+        }
         out[f"largest_{self.searched}"] = out.pop("largest")
         return out
 
@@ -399,8 +443,12 @@ def versions() -> dict[str, str]:
 
     import torch
 
-    return {"torch": str(torch.__version__), "transformers": version("transformers"), "peft": version("peft"),
-            "benchlib": benchlib.__version__}
+    return {
+        "torch": str(torch.__version__),
+        "transformers": version("transformers"),
+        "peft": version("peft"),
+        "benchlib": benchlib.__version__,
+    }
 
 
 @cache
@@ -428,8 +476,14 @@ class LLMPredictor:
         self.versions = versions()
         searched = {"batch": setup.batch} if not setup.trains else {"seq_len": setup.seq_len}
         key_setup = {k: v for k, v in asdict(setup).items() if k not in ("batch", "seq_len")} | searched
-        self.key = {"model": model.fingerprint(), "setup": key_setup, "depths": list(self.depths),
-                    "versions": self.versions, "code": code_digest(), "cache": CACHE_VERSION}
+        self.key = {
+            "model": model.fingerprint(),
+            "setup": key_setup,
+            "depths": list(self.depths),
+            "versions": self.versions,
+            "code": code_digest(),
+            "cache": CACHE_VERSION,
+        }
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:16]
         self.cache = cache_dir / f"{model.name.replace('/', '_')}_{setup.mode}_{digest}.json" if cache_dir else None
         self.traces: dict[int, dict[str, int]] = read_traces(self.cache) if self.cache else {}
@@ -459,8 +513,12 @@ class LLMPredictor:
                 low, high = self.depths
                 a, b = self._trace(low, size), self._trace(high, size)
                 layers = self.model.depth or high
-                phases = {phase: {k: a[phase][k] + (layers - low) * (b[phase][k] - a[phase][k]) // (high - low)
-                                  for k in a[phase]} for phase in a}
+                phases = {
+                    phase: {
+                        k: a[phase][k] + (layers - low) * (b[phase][k] - a[phase][k]) // (high - low) for k in a[phase]
+                    }
+                    for phase in a
+                }
             self.traces[size] = max(phases.values(), key=lambda kinds: kinds["total"])
             if self.cache:
                 write_traces(self.cache, self.key, self.traces)
@@ -473,28 +531,47 @@ class LLMPredictor:
         if len(self.depths) == 1:
             return f"one step traced at full depth ({self.model.depth} layers) with FakeTensorMode + MemTracker"
         low, high = self.depths
-        return (f"one step traced at {low} and {high} layers with FakeTensorMode + MemTracker, "
-                f"extrapolated per layer to {self.model.depth}")
+        return (
+            f"one step traced at {low} and {high} layers with FakeTensorMode + MemTracker, "
+            f"extrapolated per layer to {self.model.depth}"
+        )
 
     def predict(self, device: DeviceMemory, *, verify: bool = True) -> LLMPrediction:
         started = time.perf_counter()
         size = self.setup.seq_len if not self.setup.trains else self.setup.batch
         if self.setup.seq_len > self.model.max_positions():
-            raise ValueError(f"--seq-len {self.setup.seq_len}: {self.model.title} reads at most "
-                             f"{self.model.max_positions()} tokens")
+            raise ValueError(
+                f"--seq-len {self.setup.seq_len}: {self.model.title} reads at most {self.model.max_positions()} tokens"
+            )
         at = dict(self.breakdown(size))
-        largest = solve_max_batch(self.peak, device.tensor_budget, {s: b["total"] for s, b in self.traces.items()},
-                                  limit=self.limit(), verify=verify)
+        largest = solve_max_batch(
+            self.peak,
+            device.tensor_budget,
+            {s: b["total"] for s, b in self.traces.items()},
+            limit=self.limit(),
+            verify=verify,
+        )
         tensor_peak = at.pop("total")
         return LLMPrediction(
-            model=self.model.name, setup=self.setup, device=device, breakdown=at, tensor_peak_bytes=tensor_peak,
-            peak_bytes=device.on_device(tensor_peak), fits=tensor_peak <= device.tensor_budget, searched=self.searched,
-            largest=largest, limit=self.limit(), method=self.method(), seconds=time.perf_counter() - started, versions=self.versions,
+            model=self.model.name,
+            setup=self.setup,
+            device=device,
+            breakdown=at,
+            tensor_peak_bytes=tensor_peak,
+            peak_bytes=device.on_device(tensor_peak),
+            fits=tensor_peak <= device.tensor_budget,
+            searched=self.searched,
+            largest=largest,
+            limit=self.limit(),
+            method=self.method(),
+            seconds=time.perf_counter() - started,
+            versions=self.versions,
             traces={s: b["total"] for s, b in sorted(self.traces.items())},
         )
 
 
-def predict_llm(model: LanguageModel, setup: Setup, device: DeviceMemory, *, cache_dir: Path | None = None,
-                verify: bool = True) -> LLMPrediction:
+def predict_llm(
+    model: LanguageModel, setup: Setup, device: DeviceMemory, *, cache_dir: Path | None = None, verify: bool = True
+) -> LLMPrediction:
     """Predict the peak memory of ``model`` run as ``setup`` on ``device``, and the largest batch or context."""
     return LLMPredictor(model, setup, cache_dir).predict(device, verify=verify)

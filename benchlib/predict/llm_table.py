@@ -18,9 +18,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup, versions
-from benchlib.core.package_data import table_file
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
+from benchlib.core.package_data import table_file
+from benchlib.predict import published_speed as speed_published
+from benchlib.predict.count import OpCost
+from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup, versions
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
@@ -30,10 +32,8 @@ from benchlib.predict.memory import (
     write_json,
 )
 from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
-from benchlib.predict import published_speed as speed_published
-from benchlib.predict.count import OpCost
-from benchlib.predict.speed import METHOD, language_model_dtype, language_model_ops
 from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
+from benchlib.predict.speed import METHOD, language_model_dtype, language_model_ops
 
 TABLE_FILE = table_file("can_i_run_it.json")
 TRAINING_SEQ_LEN = 1024
@@ -74,12 +74,21 @@ COLUMNS: tuple[Column, ...] = (
 # P100) readers compute in fp16 instead: the same bytes, so one prediction serves every column.
 TASKS: tuple[Task, ...] = (
     Task("inference", "Inference: longest context at batch 1", make_setup("inference", seq_len=TRAINING_SEQ_LEN)),
-    Task("qlora", f"QLoRA: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
-         make_setup("qlora", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True)),
-    Task("lora", f"LoRA: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
-         make_setup("lora", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True)),
-    Task("train", f"Full fine-tuning: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
-         make_setup("train", dtype="bf16", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True)),
+    Task(
+        "qlora",
+        f"QLoRA: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
+        make_setup("qlora", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True),
+    ),
+    Task(
+        "lora",
+        f"LoRA: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
+        make_setup("lora", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True),
+    ),
+    Task(
+        "train",
+        f"Full fine-tuning: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
+        make_setup("train", dtype="bf16", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True),
+    ),
 )
 INFERENCE = TASKS[0]
 
@@ -130,8 +139,11 @@ def _resnet50_check() -> dict[str, Any]:
     """How far the same speed model was from Lambda's ResNet-50 rows: what the table's legend cites."""
     rows, _ = speed_published.compare()
     held_out = [r for r in rows if r.half == "held out"]
-    return {"rows": len(rows), "median_abs_error": speed_published.median_abs_error(rows),
-            "held_out_median_abs_error": speed_published.median_abs_error(held_out) if held_out else None}
+    return {
+        "rows": len(rows),
+        "median_abs_error": speed_published.median_abs_error(rows),
+        "held_out_median_abs_error": speed_published.median_abs_error(held_out) if held_out else None,
+    }
 
 
 def column_memory(column: Column) -> DeviceMemory:
@@ -142,14 +154,21 @@ def column_memory(column: Column) -> DeviceMemory:
     if column.count == 1:
         return one
     return DeviceMemory(
-        name=f"{column.count} x {one.name}", usable_bytes=column.count * one.usable_bytes, basis=one.basis,
-        status=one.status, context_bytes=column.count * one.context_bytes, overhead=one.overhead,
-        total_bytes=column.count * (one.total_bytes or 0), source=one.source, as_of=one.as_of,
+        name=f"{column.count} x {one.name}",
+        usable_bytes=column.count * one.usable_bytes,
+        basis=one.basis,
+        status=one.status,
+        context_bytes=column.count * one.context_bytes,
+        overhead=one.overhead,
+        total_bytes=column.count * (one.total_bytes or 0),
+        source=one.source,
+        as_of=one.as_of,
     )
 
 
-def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambda step: None,
-                  models: list[str] | None = None) -> dict[str, Any]:
+def predict_table(
+    cache_dir: Path | None, on_step: Callable[[str], None] = lambda step: None, models: list[str] | None = None
+) -> dict[str, Any]:
     """Every cell of the table and the published comparison, with what they were predicted with."""
     columns = [(c, gpu_memory(c.gpu), column_memory(c)) for c in COLUMNS]
     rows = []
@@ -169,9 +188,20 @@ def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambd
             size = task.setup.seq_len if task.key == "inference" else 1
             peaks[task.key] = predictor.breakdown(size)
         decode = decode_rates(shipped.name, INFERENCE, cells[INFERENCE.key])
-        rows.append({"model": shipped.name, "config_digest": config_digest(model), "title": shipped.title, "hf_id": shipped.hf_id, "source": shipped.source,
-                     "release": shipped.release, "max_positions": model.max_positions(), "cells": cells,
-                     "peaks_at_one": peaks, "decode_tokens_per_s": decode})
+        rows.append(
+            {
+                "model": shipped.name,
+                "config_digest": config_digest(model),
+                "title": shipped.title,
+                "hf_id": shipped.hf_id,
+                "source": shipped.source,
+                "release": shipped.release,
+                "max_positions": model.max_positions(),
+                "cells": cells,
+                "peaks_at_one": peaks,
+                "decode_tokens_per_s": decode,
+            }
+        )
     on_step("the QLoRA snippet, published measurements and Lambda's ResNet-50 rows")
     snippet = LLMPredictor(resolve_model(SNIPPET_MODEL), SNIPPET_SETUP, cache_dir).predict(gpu_memory(SNIPPET_GPU))
     comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir) for row in published_rows()]
@@ -179,25 +209,61 @@ def predict_table(cache_dir: Path | None, on_step: Callable[[str], None] = lambd
     return {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "versions": versions(),
-        "allowances": {"cuda_context_bytes": CUDA_CONTEXT_BYTES, "cuda_context_source": CUDA_CONTEXT_SOURCE,
-                       "allocator_overhead": ALLOCATOR_OVERHEAD},
-        "columns": [{**asdict(c), "usable_bytes": one.usable_bytes, "basis": one.basis, "status": one.status,
-                     "source": one.source, "as_of": one.as_of} for c, one, _ in columns],
-        "tasks": [{"key": t.key, "title": t.title, "setup": asdict(t.setup), "describe": t.setup.describe()} for t in TASKS],
+        "allowances": {
+            "cuda_context_bytes": CUDA_CONTEXT_BYTES,
+            "cuda_context_source": CUDA_CONTEXT_SOURCE,
+            "allocator_overhead": ALLOCATOR_OVERHEAD,
+        },
+        "columns": [
+            {
+                **asdict(c),
+                "usable_bytes": one.usable_bytes,
+                "basis": one.basis,
+                "status": one.status,
+                "source": one.source,
+                "as_of": one.as_of,
+            }
+            for c, one, _ in columns
+        ],
+        "tasks": [
+            {"key": t.key, "title": t.title, "setup": asdict(t.setup), "describe": t.setup.describe()} for t in TASKS
+        ],
         "rows": rows,
-        "speed": {"task": INFERENCE.key, "batch": INFERENCE.setup.batch, "seq_len": INFERENCE.setup.seq_len,
-                  "dtypes": {c.key: language_model_dtype(gpu_rates(c.gpu)) for c in COLUMNS},
-                  "method": METHOD, "memory_efficiency": MEMORY_EFFICIENCY, "rates_digest": speed_digest(),
-                  "resnet50": _resnet50_check()},
-        "snippet": {"model": SNIPPET_MODEL, "title": shipped_models()[SNIPPET_MODEL].title, "gpu": SNIPPET_GPU,
-                    "describe": SNIPPET_SETUP.describe(), "batch": SNIPPET_SETUP.batch, "seq_len": SNIPPET_SETUP.seq_len,
-                    "tensor_peak_bytes": snippet.tensor_peak_bytes, "peak_bytes": snippet.peak_bytes},
+        "speed": {
+            "task": INFERENCE.key,
+            "batch": INFERENCE.setup.batch,
+            "seq_len": INFERENCE.setup.seq_len,
+            "dtypes": {c.key: language_model_dtype(gpu_rates(c.gpu)) for c in COLUMNS},
+            "method": METHOD,
+            "memory_efficiency": MEMORY_EFFICIENCY,
+            "rates_digest": speed_digest(),
+            "resnet50": _resnet50_check(),
+        },
+        "snippet": {
+            "model": SNIPPET_MODEL,
+            "title": shipped_models()[SNIPPET_MODEL].title,
+            "gpu": SNIPPET_GPU,
+            "describe": SNIPPET_SETUP.describe(),
+            "batch": SNIPPET_SETUP.batch,
+            "seq_len": SNIPPET_SETUP.seq_len,
+            "tensor_peak_bytes": snippet.tensor_peak_bytes,
+            "peak_bytes": snippet.peak_bytes,
+        },
         "published": [
-            {**c.published.row, "source_title": c.published.source["title"], "url": c.published.source["url"],
-             "as_of": c.published.source["as_of"], "measure": c.published.source["measure"],
-             "code": c.published.source["code"], "gpu": c.published.source["gpu"], "plain_transformers": c.published.plain_transformers,
-             "measured_bytes": c.published.measured_bytes, "predicted_bytes": c.predicted_bytes,
-             "error": c.error, "left_out": c.reason}
+            {
+                **c.published.row,
+                "source_title": c.published.source["title"],
+                "url": c.published.source["url"],
+                "as_of": c.published.source["as_of"],
+                "measure": c.published.source["measure"],
+                "code": c.published.source["code"],
+                "gpu": c.published.source["gpu"],
+                "plain_transformers": c.published.plain_transformers,
+                "measured_bytes": c.published.measured_bytes,
+                "predicted_bytes": c.predicted_bytes,
+                "error": c.error,
+                "left_out": c.reason,
+            }
             for c in comparisons
         ],
         "published_digest": published_digest(),

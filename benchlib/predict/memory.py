@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import benchlib
-from benchlib.models.trainable import get_model
-from benchlib.models.step import DTYPES, OPTIMIZERS, TrainingStep, check_choice
 from benchlib.core.units import GIB, MIB
+from benchlib.models.step import DTYPES, OPTIMIZERS, TrainingStep, check_choice
+from benchlib.models.trainable import get_model
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
@@ -97,7 +97,9 @@ def memory_limit(limit_bytes: int) -> DeviceMemory:
     return DeviceMemory(name="memory limit", usable_bytes=limit_bytes, basis="--memory-limit", status="given")
 
 
-def searched_device(device: str, device_name: str | None, memory_limit_bytes: int | None) -> tuple[DeviceMemory, bool | None] | None:
+def searched_device(
+    device: str, device_name: str | None, memory_limit_bytes: int | None
+) -> tuple[DeviceMemory, bool | None] | None:
     """What `benchlib fit` predicts for a `benchlib max-batch` search run on ``device``: the memory
     it had, and the optimizer implementation it ran (``foreach``; None is torch's default for the
     device). None for an uncapped device that isn't a GPU the specs know."""
@@ -141,15 +143,28 @@ def gpu_memory(name: str) -> DeviceMemory:
     total = int(spec.memory_gb.value / per_device * GIB)
     fact = spec.usable_memory_gb
     if fact is not None:
-        usable, basis, status, source, as_of = int(fact.value / per_device * GIB), "specs: usable memory", fact.status, fact.source, fact.as_of
+        usable, basis, status, source, as_of = (
+            int(fact.value / per_device * GIB),
+            "specs: usable memory",
+            fact.status,
+            fact.source,
+            fact.as_of,
+        )
     else:
         usable = int(total * USABLE_FRACTION)
         label = f"{spec.memory_gb.value / per_device:g} GB"
         basis = f"rule: {Fraction(USABLE_FRACTION).limit_denominator(64)} of the {label} label"
         status, source, as_of = "estimated", spec.memory_gb.source, spec.memory_gb.as_of
     return DeviceMemory(
-        name=spec.name, usable_bytes=usable, basis=basis, status=status, context_bytes=CUDA_CONTEXT_BYTES,
-        overhead=ALLOCATOR_OVERHEAD, total_bytes=total, source=source, as_of=as_of,
+        name=spec.name,
+        usable_bytes=usable,
+        basis=basis,
+        status=status,
+        context_bytes=CUDA_CONTEXT_BYTES,
+        overhead=ALLOCATOR_OVERHEAD,
+        total_bytes=total,
+        source=source,
+        as_of=as_of,
     )
 
 
@@ -182,8 +197,16 @@ class PeakTracer:
     traces one steady-state step. ``foreach=True`` mirrors the optimizer torch picks on CUDA.
     """
 
-    def __init__(self, model: str, *, dtype: str = "fp32", optimizer: str = "adam", size: str = "full",
-                 foreach: bool | None = True, input_shape: tuple[int, ...] | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        dtype: str = "fp32",
+        optimizer: str = "adam",
+        size: str = "full",
+        foreach: bool | None = True,
+        input_shape: tuple[int, ...] | None = None,
+    ) -> None:
         from torch._subclasses.fake_tensor import FakeTensorMode
 
         spec = get_model(model)
@@ -191,8 +214,16 @@ class PeakTracer:
         check_choice("optimizer", optimizer, OPTIMIZERS)
         # Real tensors may meet fake ones only where the step creates constants (masks, ranges).
         self.mode = FakeTensorMode(allow_non_fake_inputs=True)
-        self.step = TrainingStep(spec, 1, size=size, dtype=dtype, optimizer=optimizer, foreach=foreach,
-                                 fake_mode=self.mode, input_shape=input_shape)
+        self.step = TrainingStep(
+            spec,
+            1,
+            size=size,
+            dtype=dtype,
+            optimizer=optimizer,
+            foreach=foreach,
+            fake_mode=self.mode,
+            input_shape=input_shape,
+        )
         self.step.prime()
         self.traces = 0
 
@@ -215,8 +246,15 @@ class PeakTracer:
 # ----------------------------------------------------------------------------- solving
 
 
-def solve_max_batch(peak: Callable[[int], int], budget: int, known: dict[int, int] | None = None, *,
-                    first: tuple[int, ...] = FIRST_BATCHES, limit: int = BATCH_LIMIT, verify: bool = True) -> int:
+def solve_max_batch(
+    peak: Callable[[int], int],
+    budget: int,
+    known: dict[int, int] | None = None,
+    *,
+    first: tuple[int, ...] = FIRST_BATCHES,
+    limit: int = BATCH_LIMIT,
+    verify: bool = True,
+) -> int:
     """The largest batch in ``[0, limit]`` whose ``peak`` is within ``budget`` (0: not even one).
 
     Assumes ``peak`` is non-decreasing and convex in the batch (a maximum of lines). Then the
@@ -336,9 +374,17 @@ class Predictor:
     keyed by everything that changes a trace, the torch and benchlib versions included.
     """
 
-    def __init__(self, model: str, *, dtype: str = "fp32", optimizer: str = "adam", size: str = "full",
-                 foreach: bool | None = True, input_shape: tuple[int, ...] | None = None,
-                 cache_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        dtype: str = "fp32",
+        optimizer: str = "adam",
+        size: str = "full",
+        foreach: bool | None = True,
+        input_shape: tuple[int, ...] | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
         import torch
 
         spec = get_model(model)
@@ -348,8 +394,15 @@ class Predictor:
         self.model, self.dtype, self.optimizer, self.size, self.foreach = model, dtype, optimizer, size, foreach
         self.torch_version = str(torch.__version__)
         self.key = {
-            "model": model, "size": size, "input_shape": list(self.input_shape), "dtype": dtype, "optimizer": optimizer,
-            "foreach": foreach, "torch": self.torch_version, "benchlib": benchlib.__version__, "cache": CACHE_VERSION,
+            "model": model,
+            "size": size,
+            "input_shape": list(self.input_shape),
+            "dtype": dtype,
+            "optimizer": optimizer,
+            "foreach": foreach,
+            "torch": self.torch_version,
+            "benchlib": benchlib.__version__,
+            "cache": CACHE_VERSION,
         }
         self.cache = cache_dir / f"{_key_name(self.key)}.json" if cache_dir else None
         self.traces: dict[int, int] = {b: int(v) for b, v in read_traces(self.cache).items()} if self.cache else {}
@@ -359,8 +412,14 @@ class Predictor:
         """The tensor peak of a training step at ``batch``, traced once."""
         if batch not in self.traces:
             if self._tracer is None:
-                self._tracer = PeakTracer(self.model, dtype=self.dtype, optimizer=self.optimizer, size=self.size,
-                                          foreach=self.foreach, input_shape=self.input_shape)
+                self._tracer = PeakTracer(
+                    self.model,
+                    dtype=self.dtype,
+                    optimizer=self.optimizer,
+                    size=self.size,
+                    foreach=self.foreach,
+                    input_shape=self.input_shape,
+                )
             self.traces[batch] = self._tracer.peak(batch)
             if self.cache:
                 write_traces(self.cache, self.key, self.traces)
@@ -374,9 +433,17 @@ class Predictor:
         best = solve_max_batch(self.peak, device.tensor_budget, self.traces, verify=verify)
         at_batch = self.peak(batch) if batch is not None else None
         return Prediction(
-            model=self.model, input_shape=self.input_shape, device=device, dtype=self.dtype, optimizer=self.optimizer,
-            max_batch=best, tensor_peak_at_max=self.traces.get(best) if best else None, batch=batch, tensor_peak_at_batch=at_batch,
-            traces=dict(sorted(self.traces.items())), seconds=time.perf_counter() - started,
+            model=self.model,
+            input_shape=self.input_shape,
+            device=device,
+            dtype=self.dtype,
+            optimizer=self.optimizer,
+            max_batch=best,
+            tensor_peak_at_max=self.traces.get(best) if best else None,
+            batch=batch,
+            tensor_peak_at_batch=at_batch,
+            traces=dict(sorted(self.traces.items())),
+            seconds=time.perf_counter() - started,
             torch_version=self.torch_version,
         )
 
@@ -387,10 +454,26 @@ def _key_name(key: dict[str, Any]) -> str:
     return f"{readable}_{digest}"
 
 
-def predict(model: str, device: DeviceMemory, *, batch: int | None = None, dtype: str = "fp32",
-            optimizer: str = "adam", size: str = "full", foreach: bool | None = True,
-            input_shape: tuple[int, ...] | None = None, cache_dir: Path | None = None) -> Prediction:
+def predict(
+    model: str,
+    device: DeviceMemory,
+    *,
+    batch: int | None = None,
+    dtype: str = "fp32",
+    optimizer: str = "adam",
+    size: str = "full",
+    foreach: bool | None = True,
+    input_shape: tuple[int, ...] | None = None,
+    cache_dir: Path | None = None,
+) -> Prediction:
     """Predict the largest batch of ``model`` that trains within ``device``'s memory."""
-    predictor = Predictor(model, dtype=dtype, optimizer=optimizer, size=size, foreach=foreach,
-                          input_shape=input_shape, cache_dir=cache_dir)
+    predictor = Predictor(
+        model,
+        dtype=dtype,
+        optimizer=optimizer,
+        size=size,
+        foreach=foreach,
+        input_shape=input_shape,
+        cache_dir=cache_dir,
+    )
     return predictor.predict(device, batch)

@@ -28,10 +28,9 @@ from typing import Any
 
 import yaml
 
-from benchlib.core.package_data import data_file
-
-from benchlib.predict.llm_memory import WEIGHTS, LLMPredictor, Setup, make_setup
 from benchlib.catalog.language_models import resolve_model
+from benchlib.core.package_data import data_file
+from benchlib.predict.llm_memory import WEIGHTS, LLMPredictor, Setup, make_setup
 
 PUBLISHED = data_file("published_llm_memory.yaml")
 UNITS = {"GB": 1e9, "GiB": 1024**3}
@@ -68,7 +67,9 @@ class PublishedRow:
             return f"{r['weights']} storage is not modelled"
         if "OFFLOADING" in note.upper():
             return "activations offloaded to the CPU, which the prediction doesn't model"
-        needed = ["batch", "seq_len", "dtype"] + (["lora_rank", "lora_targets"] if r["mode"] in ("lora", "qlora") else [])
+        needed = ["batch", "seq_len", "dtype"] + (
+            ["lora_rank", "lora_targets"] if r["mode"] in ("lora", "qlora") else []
+        )
         missing = [k for k in needed if r.get(k) is None]
         if r["mode"] != "inference" and r.get("grad_checkpointing") is None:
             missing.append("grad_checkpointing")
@@ -80,7 +81,11 @@ class PublishedRow:
         r = self.row
         targets = r["lora_targets"]
         return make_setup(
-            r["mode"], weights=r["weights"], dtype=r["dtype"], batch=r["batch"], seq_len=r["seq_len"],
+            r["mode"],
+            weights=r["weights"],
+            dtype=r["dtype"],
+            batch=r["batch"],
+            seq_len=r["seq_len"],
             lora_rank=r.get("lora_rank") if r["mode"] in ("lora", "qlora") else None,
             lora_targets=",".join(targets) if isinstance(targets, list) else "all-linear",
             grad_checkpointing=bool(r.get("grad_checkpointing")),

@@ -78,19 +78,36 @@ def _reported(folder: Path | None = None) -> tuple[list[_Row], list[NotCompared]
         as_of = str(results.provenance.as_of or "")
         for record in results.measurements:
             if record.workload in ("conv2d", "cnn_fashion_mnist") and record.device_name:
-                key = (source, "2018 TensorFlow timings on Colab (a conv2d op, a Keras CNN)",
-                       "`predict` builds fit's PyTorch models, not these")
+                key = (
+                    source,
+                    "2018 TensorFlow timings on Colab (a conv2d op, a Keras CNN)",
+                    "`predict` builds fit's PyTorch models, not these",
+                )
             elif record.workload == "fastai_transfer":
-                key = (source, "fastai transfer-learning epoch times (Colab, Kaggle)",
-                       "the dataset size and image size behind each epoch aren't stated")
+                key = (
+                    source,
+                    "fastai transfer-learning epoch times (Colab, Kaggle)",
+                    "the dataset size and image size behind each epoch aren't stated",
+                )
             elif record.workload != "training_throughput" or record.value is None:
                 continue
             elif record.params.get("model") != MODEL:
-                key = (source, "Lambda's 2020 tables (NasNet Large, DeepLabv3, YOLOv3, Pix2Pix HD, StyleGAN, MaskRCNN)",
-                       "benchlib doesn't build these networks")
+                key = (
+                    source,
+                    "Lambda's 2020 tables (NasNet Large, DeepLabv3, YOLOv3, Pix2Pix HD, StyleGAN, MaskRCNN)",
+                    "benchlib doesn't build these networks",
+                )
             else:
-                rows.append(_Row(record.device_name or "", record.params["precision"], int(record.params["batch"]),
-                                 record.value, source, as_of))
+                rows.append(
+                    _Row(
+                        record.device_name or "",
+                        record.params["precision"],
+                        int(record.params["batch"]),
+                        record.value,
+                        source,
+                        as_of,
+                    )
+                )
                 continue
             skipped[key] = skipped.get(key, 0) + 1
     return rows, [NotCompared(source, what, count, reason) for (source, what, reason), count in skipped.items()]
@@ -114,7 +131,9 @@ def _predict(gpu: str, dtype: str, batch: int, memory_efficiency: float) -> floa
     return batch / step_time(list(resnet50_ops(dtype, batch)), rates).seconds
 
 
-def compare(memory_efficiency: float = MEMORY_EFFICIENCY, folder: Path | None = None) -> tuple[list[Comparison], list[NotCompared]]:
+def compare(
+    memory_efficiency: float = MEMORY_EFFICIENCY, folder: Path | None = None
+) -> tuple[list[Comparison], list[NotCompared]]:
     """Every comparable reported row with its prediction, and what was left out (a GPU the specs
     don't list, or whose specs lack a figure the prediction needs, is left out too, named)."""
     from benchlib.predict.memory import UnknownGPU
@@ -128,11 +147,14 @@ def compare(memory_efficiency: float = MEMORY_EFFICIENCY, folder: Path | None = 
             predicted = _predict(row.gpu, PRECISIONS[row.precision], row.batch, memory_efficiency)
         except UnknownGPU as exc:
             # The message's advice after ";" is for the command line, not a page.
-            reason = str(exc).split(";")[0] if isinstance(exc, UnknownSpeedGPU) else "benchlib's GPU specs don't list it"
+            reason = (
+                str(exc).split(";")[0] if isinstance(exc, UnknownSpeedGPU) else "benchlib's GPU specs don't list it"
+            )
             not_compared.append(NotCompared(row.source, f"{row.gpu} {row.precision}", 1, reason))
             continue
-        compared.append(Comparison(row.gpu, row.precision, row.batch, row.value, predicted, half[row.gpu],
-                                   row.source, row.as_of))
+        compared.append(
+            Comparison(row.gpu, row.precision, row.batch, row.value, predicted, half[row.gpu], row.source, row.as_of)
+        )
     return compared, not_compared
 
 
@@ -142,6 +164,7 @@ def median_abs_error(rows: Iterable[Comparison]) -> float:
 
 def fit_memory_efficiency(folder: Path | None = None) -> float:
     """The grid value whose predictions of the calibration half have the lowest median absolute error."""
+
     def score(efficiency: float) -> float:
         rows, _ = compare(efficiency, folder)
         return median_abs_error(row for row in rows if row.half == "calibration")

@@ -42,8 +42,12 @@ def storage_bytes(out_features: int, in_features: int, weights: str, double_quan
     packed = {"packed": math.ceil(n / 2), "code": 4 * NF4_CODE}
     if not double_quant:
         return packed | {"absmax": 4 * blocks}
-    return packed | {"absmax": blocks, "absmax2": 4 * math.ceil(blocks / DOUBLE_QUANT_BLOCK),
-                     "code2": 4 * DOUBLE_QUANT_CODE, "offset": 4}
+    return packed | {
+        "absmax": blocks,
+        "absmax2": 4 * math.ceil(blocks / DOUBLE_QUANT_BLOCK),
+        "code2": 4 * DOUBLE_QUANT_CODE,
+        "offset": 4,
+    }
 
 
 class _DequantizeMatmul(torch.autograd.Function):
@@ -62,7 +66,9 @@ class _DequantizeMatmul(torch.autograd.Function):
 class QuantizedLinear(nn.Module):
     """A frozen linear layer stored as ``weights`` ("nf4" or "int8"), as bitsandbytes stores it."""
 
-    def __init__(self, linear: nn.Linear, weights: str, *, compute_dtype: torch.dtype, double_quant: bool = True) -> None:
+    def __init__(
+        self, linear: nn.Linear, weights: str, *, compute_dtype: torch.dtype, double_quant: bool = True
+    ) -> None:
         super().__init__()
         if weights not in QUANTIZED:
             raise ValueError(f"unknown quantized storage {weights!r}; choose one of {', '.join(QUANTIZED)}")

@@ -19,8 +19,8 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from benchlib.predict.memory import UnknownGPU, gpu_spec
 from benchlib.predict.count import OpCost
+from benchlib.predict.memory import UnknownGPU, gpu_spec
 
 # Median of the MAMF bf16 figures' fraction of peak, per generation (tests/test_speed.py recomputes it).
 COMPUTE_EFFICIENCY: dict[str, float] = {
@@ -71,8 +71,10 @@ class GpuRates:
         else:
             dtype = "fp32"
         if dtype not in self.peaks_tflops:
-            raise UnknownSpeedGPU(f"the specs give no {dtype} peak for {self.name}; add it to benchlib/data/gpus.yaml "
-                                  "with its source, or predict another --dtype")
+            raise UnknownSpeedGPU(
+                f"the specs give no {dtype} peak for {self.name}; add it to benchlib/data/gpus.yaml "
+                "with its source, or predict another --dtype"
+            )
         return self.peaks_tflops[dtype] * self.compute_efficiency
 
     def seconds(self, op: OpCost) -> tuple[float, float]:
@@ -91,8 +93,12 @@ def gpu_rates(name: str) -> GpuRates:
     per_device = spec.devices_per_unit.value if spec.devices_per_unit else 1
     unverified = []
     peaks = {}
-    figures = {"fp32": spec.fp32_tflops, "tf32": spec.tf32_tensor_tflops,
-               "fp16": spec.fp16_tensor_tflops or spec.fp16_tflops, "bf16": spec.bf16_tensor_tflops}
+    figures = {
+        "fp32": spec.fp32_tflops,
+        "tf32": spec.tf32_tensor_tflops,
+        "fp16": spec.fp16_tensor_tflops or spec.fp16_tflops,
+        "bf16": spec.bf16_tensor_tflops,
+    }
     for dtype, fact in figures.items():
         if fact is not None:
             peaks[dtype] = fact.value / per_device
@@ -108,10 +114,14 @@ def gpu_rates(name: str) -> GpuRates:
     else:
         efficiency, basis = DEFAULT_COMPUTE_EFFICIENCY, f"no MAMF figure for {gen}: the median NVIDIA generation's"
     return GpuRates(
-        name=spec.name, generation=gen, peaks_tflops=peaks,
+        name=spec.name,
+        generation=gen,
+        peaks_tflops=peaks,
         tf32_convolutions=bool(spec.tf32_supported and spec.tf32_supported.value),
-        bandwidth_gbps=spec.bandwidth_gbps.value / per_device, compute_efficiency=efficiency,
-        efficiency_basis=basis, unverified=tuple(unverified),
+        bandwidth_gbps=spec.bandwidth_gbps.value / per_device,
+        compute_efficiency=efficiency,
+        efficiency_basis=basis,
+        unverified=tuple(unverified),
     )
 
 
@@ -134,5 +144,10 @@ def step_time(ops: list[OpCost], rates: GpuRates) -> StepTime:
             compute_bound += compute
         else:
             memory_bound += memory
-    return StepTime(compute_bound + memory_bound, compute_bound, memory_bound,
-                    sum(op.flops for op in ops), sum(op.bytes for op in ops))
+    return StepTime(
+        compute_bound + memory_bound,
+        compute_bound,
+        memory_bound,
+        sum(op.flops for op in ops),
+        sum(op.bytes for op in ops),
+    )

@@ -25,9 +25,11 @@ if TYPE_CHECKING:
 MODES = ("train", "inference")
 DTYPES = ("fp32", "fp16", "bf16")
 DEFAULT_IMAGE_BATCH = 64
-METHOD = ("roofline per op: FLOPs and bytes of one step counted with torch.utils.flop_counter on fake tensors; "
-          "compute at the specs' peak x the MAMF fraction for the generation, memory at the peak bandwidth x a "
-          "fitted fraction")
+METHOD = (
+    "roofline per op: FLOPs and bytes of one step counted with torch.utils.flop_counter on fake tensors; "
+    "compute at the specs' peak x the MAMF fraction for the generation, memory at the peak bandwidth x a "
+    "fitted fraction"
+)
 
 
 @dataclass(frozen=True)
@@ -57,14 +59,26 @@ class SpeedPrediction:
     def as_dict(self) -> dict[str, Any]:
         step = self.step
         return {
-            "model": self.model, "gpu": self.gpu, "mode": self.mode, "dtype": self.dtype, "batch": self.batch,
-            "seq_len": self.seq_len, "throughput": self.throughput, "unit": self.unit, "step_s": step.seconds,
-            "compute_bound_s": step.compute_bound_s, "memory_bound_s": step.memory_bound_s,
+            "model": self.model,
+            "gpu": self.gpu,
+            "mode": self.mode,
+            "dtype": self.dtype,
+            "batch": self.batch,
+            "seq_len": self.seq_len,
+            "throughput": self.throughput,
+            "unit": self.unit,
+            "step_s": step.seconds,
+            "compute_bound_s": step.compute_bound_s,
+            "memory_bound_s": step.memory_bound_s,
             "compute_bound_share": step.compute_bound_s / step.seconds if step.seconds else 0.0,
-            "flops": step.flops, "bytes_moved": step.bytes,
-            "prefill_tokens_per_s": self.prefill_tokens_per_s, "decode_tokens_per_s": self.decode_tokens_per_s,
+            "flops": step.flops,
+            "bytes_moved": step.bytes,
+            "prefill_tokens_per_s": self.prefill_tokens_per_s,
+            "decode_tokens_per_s": self.decode_tokens_per_s,
             "prefill_s": self.prefill.seconds if self.prefill else None,
-            "rates": asdict(self.rates), "method": METHOD, "kind": "predicted",
+            "rates": asdict(self.rates),
+            "method": METHOD,
+            "kind": "predicted",
         }
 
 
@@ -98,14 +112,15 @@ def builtin_ops(name: str, mode: str, dtype: str, batch: int) -> tuple[list[OpCo
     return _count(forward, tracer.mode), unit
 
 
-def _language_model_ops(name: str | LanguageModel, mode: str, dtype: str, batch: int,
-                        seq_len: int) -> tuple[list[OpCost], list[OpCost] | None, str]:
+def _language_model_ops(
+    name: str | LanguageModel, mode: str, dtype: str, batch: int, seq_len: int
+) -> tuple[list[OpCost], list[OpCost] | None, str]:
     """(ops of the step that sets the throughput, ops of the prefill or None, display name)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from benchlib.predict.llm_memory import to_fake, torch_dtype
     from benchlib.catalog.language_models import resolve_model
+    from benchlib.predict.llm_memory import to_fake, torch_dtype
 
     language_model = resolve_model(name) if isinstance(name, str) else name
     fake = FakeTensorMode(allow_non_fake_inputs=True)
@@ -154,16 +169,23 @@ def _language_model_ops(name: str | LanguageModel, mode: str, dtype: str, batch:
     return _count(decode, fake), prefill_ops, language_model.title
 
 
-def predict_speed(model: str, gpu: str, *, mode: str = "train", dtype: str | None = None, batch: int | None = None,
-                  seq_len: int | None = None) -> SpeedPrediction:
+def predict_speed(
+    model: str,
+    gpu: str,
+    *,
+    mode: str = "train",
+    dtype: str | None = None,
+    batch: int | None = None,
+    seq_len: int | None = None,
+) -> SpeedPrediction:
     """Predict the throughput of ``model`` on ``gpu``; ValueError, UnknownGPU or UnknownSpeedGPU say what to change.
 
     ``dtype`` defaults to fp32 for the built-in networks and to bf16 for language models (fp16 on
     GPUs without bf16); ``batch`` to 64 images or 1 sequence; ``seq_len`` to `benchlib fit`'s
     default, capped at the model's context.
     """
-    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN
     from benchlib.models.trainable import MODELS
+    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN
 
     if mode not in MODES:
         raise ValueError(f"--mode {mode!r}: choose one of {', '.join(MODES)}")
@@ -176,8 +198,9 @@ def predict_speed(model: str, gpu: str, *, mode: str = "train", dtype: str | Non
     if dtype is None:
         dtype = "fp32" if builtin else language_model_dtype(rates)
     if dtype != "fp32" and dtype not in rates.peaks_tflops:
-        raise UnknownSpeedGPU(f"{rates.name}: the specs give no {dtype} peak (it may not support {dtype}); "
-                              "try --dtype fp16 or fp32")
+        raise UnknownSpeedGPU(
+            f"{rates.name}: the specs give no {dtype} peak (it may not support {dtype}); try --dtype fp16 or fp32"
+        )
     prefill = None
     if builtin:
         if seq_len is not None:
@@ -201,8 +224,19 @@ def predict_speed(model: str, gpu: str, *, mode: str = "train", dtype: str | Non
             per_step = batch
         else:
             per_step = batch * seq_len
-    return SpeedPrediction(model=title, gpu=rates.name, mode=mode, dtype=dtype, batch=batch, seq_len=seq_len,
-                           throughput=per_step / step.seconds, unit=unit, step=step, rates=rates, prefill=prefill)
+    return SpeedPrediction(
+        model=title,
+        gpu=rates.name,
+        mode=mode,
+        dtype=dtype,
+        batch=batch,
+        seq_len=seq_len,
+        throughput=per_step / step.seconds,
+        unit=unit,
+        step=step,
+        rates=rates,
+        prefill=prefill,
+    )
 
 
 def language_model_dtype(rates: GpuRates) -> str:
@@ -210,8 +244,9 @@ def language_model_dtype(rates: GpuRates) -> str:
     return "bf16" if "bf16" in rates.peaks_tflops else "fp16"
 
 
-def language_model_ops(model: str | LanguageModel, mode: str, dtype: str, batch: int,
-                       seq_len: int) -> tuple[list[OpCost], list[OpCost] | None]:
+def language_model_ops(
+    model: str | LanguageModel, mode: str, dtype: str, batch: int, seq_len: int
+) -> tuple[list[OpCost], list[OpCost] | None]:
     """The ops `predict_speed` times for a language model (``--model``'s spec, or one already built
     from a config), decode and prefill for a causal one in inference, counted once so a caller can
     time them on many GPUs with `step_time`."""

@@ -3,10 +3,10 @@
 import sys
 import types
 
+from benchlib.core.units import format_bytes
 from benchlib.probe.machine import probe_machine
 from benchlib.probe.platform import detect_platform
 from benchlib.probe.report import machine_table
-from benchlib.core.units import format_bytes
 from benchlib.results.schema import Machine
 
 __all__ = ["detect_platform", "format_bytes", "machine_table", "probe_machine"]

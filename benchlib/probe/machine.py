@@ -6,11 +6,11 @@ import hashlib
 import re
 from datetime import datetime, timezone
 
+from benchlib.core.units import GIB
 from benchlib.probe.frameworks import probe_software, probe_torch, probe_tpu
 from benchlib.probe.host import probe_host
 from benchlib.probe.nvidia import probe_nvidia
 from benchlib.probe.platform import detect_platform
-from benchlib.core.units import GIB
 from benchlib.results.schema import Accelerators, HostInfo, Machine, PlatformInfo
 
 PLATFORM_NAMES = {
@@ -72,8 +72,7 @@ def machine_id(platform: PlatformInfo, host: HostInfo, accelerators: Accelerator
     cpu = host.cpu
     memory_gib = round(host.memory_total_bytes / GIB) if host.memory_total_bytes else None
     fingerprint = "|".join(
-        str(part)
-        for part in (platform.name, ",".join(sorted(names)), cpu.model, cpu.logical_cores, memory_gib)
+        str(part) for part in (platform.name, ",".join(sorted(names)), cpu.model, cpu.logical_cores, memory_gib)
     )
     digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:8]
     if names:

@@ -130,7 +130,7 @@ def parse_nvidia_smi_csv(text: str) -> list[GPUInfo]:
         raw = dict(zip(SMI_FIELDS, row))
 
         def value(field: str, convert: Callable[[str], T]) -> T | None:
-            return _smi_value(line_no, field, raw[field], convert)
+            return _smi_value(line_no, field, raw[field], convert)  # noqa: B023 (called in this iteration only)
 
         index = value("index", int)
         name = value("name", str)

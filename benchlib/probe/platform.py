@@ -62,9 +62,7 @@ def _kaggle(environ: Mapping[str, str], path_exists: PathExists) -> PlatformInfo
     return None
 
 
-def _colab(
-    environ: Mapping[str, str], path_exists: PathExists, is_available: ModuleAvailable
-) -> PlatformInfo | None:
+def _colab(environ: Mapping[str, str], path_exists: PathExists, is_available: ModuleAvailable) -> PlatformInfo | None:
     if environ.get("VERTEX_PRODUCT") == "COLAB_ENTERPRISE":
         return PlatformInfo(name="colab", variant="enterprise", signal="env VERTEX_PRODUCT=COLAB_ENTERPRISE")
     name = _first_env(environ, _COLAB_ENV)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from benchlib.probe.machine import PLATFORM_NAMES
 from benchlib.core.units import format_bytes
+from benchlib.probe.machine import PLATFORM_NAMES
 from benchlib.results.schema import GPUInfo, Machine, Software, TorchDevices, TPUInfo
 
 

@@ -81,7 +81,11 @@ def import_one(source: Path, results_dir: Path, index: _Index) -> Imported:
     except OSError as exc:
         return Imported(source, "invalid", [f"cannot read: {exc.strerror or exc}"])
     if size > MAX_BYTES:
-        return Imported(source, "invalid", [f"{size / 2**20:.0f} MiB is larger than a results file can be ({MAX_BYTES // 2**20} MiB)"])
+        return Imported(
+            source,
+            "invalid",
+            [f"{size / 2**20:.0f} MiB is larger than a results file can be ({MAX_BYTES // 2**20} MiB)"],
+        )
     try:
         results = read_results(source, mark_implausible=False)
     except ResultsError as exc:
@@ -94,7 +98,9 @@ def import_one(source: Path, results_dir: Path, index: _Index) -> Imported:
         return Imported(source, "duplicate", [duplicate])
     destination = results_dir / results.machine.id / f"{results.run_id}.json"
     if destination.exists():
-        return Imported(source, "invalid", [f"{destination} exists and is not a valid results file; fix or remove it first"])
+        return Imported(
+            source, "invalid", [f"{destination} exists and is not a valid results file; fix or remove it first"]
+        )
     implausible = findings(results)
     reasons = [f"marked invalid: {p}" for p in implausible]
     if not results.complete:

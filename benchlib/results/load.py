@@ -17,13 +17,44 @@ from benchlib.results.store import iter_result_paths, read_results
 
 PARAM_PREFIX = "param_"
 COLUMNS = [
-    "file", "run_id", "created", "suite", "complete", "disturbed", "benchlib_version", "methodology_version",
-    "provenance", "source_url", "source_as_of", "source_context",
-    "machine_id", "machine_label", "platform", "cpu_model", "gpu_name", "gpu_count",
-    "python_version", "torch_version", "tf_version",
-    "workload", "framework", "device", "device_name", "dtype",
-    "metric", "unit", "higher_is_better", "value", "status", "message", "peak", "efficiency",
-    "median_s", "iqr_s", "n", "noisy",
+    "file",
+    "run_id",
+    "created",
+    "suite",
+    "complete",
+    "disturbed",
+    "benchlib_version",
+    "methodology_version",
+    "provenance",
+    "source_url",
+    "source_as_of",
+    "source_context",
+    "machine_id",
+    "machine_label",
+    "platform",
+    "cpu_model",
+    "gpu_name",
+    "gpu_count",
+    "python_version",
+    "torch_version",
+    "tf_version",
+    "workload",
+    "framework",
+    "device",
+    "device_name",
+    "dtype",
+    "metric",
+    "unit",
+    "higher_is_better",
+    "value",
+    "status",
+    "message",
+    "peak",
+    "efficiency",
+    "median_s",
+    "iqr_s",
+    "n",
+    "noisy",
 ]
 
 
@@ -34,7 +65,9 @@ def rows_of(results: ResultsFile, file: str) -> list[dict]:
     base = {
         "file": file,
         "run_id": results.run_id,
-        "created": pd.Timestamp(results.created).tz_convert("UTC") if results.created.tzinfo else pd.Timestamp(results.created, tz="UTC"),
+        "created": pd.Timestamp(results.created).tz_convert("UTC")
+        if results.created.tzinfo
+        else pd.Timestamp(results.created, tz="UTC"),
         "suite": results.suite,
         "complete": results.complete,
         "disturbed": results.disturbed,
@@ -91,10 +124,11 @@ def load_results(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS + params)
 
 
-def params_of(row: "pd.Series | dict") -> dict:
+def params_of(row: pd.Series | dict) -> dict:
     """A frame row's params as the record had them (the ``param_*`` columns that are set)."""
     return {
-        key.removeprefix(PARAM_PREFIX): value for key, value in dict(row).items()
+        key.removeprefix(PARAM_PREFIX): value
+        for key, value in dict(row).items()
         if key.startswith(PARAM_PREFIX) and not _missing(value)
     }
 

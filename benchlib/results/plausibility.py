@@ -92,7 +92,9 @@ def problems(record: MeasurementRecord, machine: Machine | None = None) -> list[
             "a timing or sync error is more likely than a real result"
         )
     if name == SCALING_EFFICIENCY and value > SCALING_EFFICIENCY_MAX:
-        out.append(f"value: a scaling efficiency of {value:.3g} is above {SCALING_EFFICIENCY_MAX}; more devices can't be that much better than linear")
+        out.append(
+            f"value: a scaling efficiency of {value:.3g} is above {SCALING_EFFICIENCY_MAX}; more devices can't be that much better than linear"
+        )
     if record.device == "cpu" and record.device_name and names_nvidia_gpu(record.device_name):
         out.append(f"device: the record names the GPU {record.device_name!r} but says it ran on the CPU")
     if machine is not None and record.device in _CUDA_DEVICES and machine_has_no_gpu(machine):

@@ -82,9 +82,9 @@ class Accelerators(_Model):
 
 
 class PlatformInfo(_Model):
-    name: Literal[
-        "colab", "kaggle", "ai-studio", "studio-lab", "lightning", "paperspace", "hf-spaces", "local"
-    ] = "local"
+    name: Literal["colab", "kaggle", "ai-studio", "studio-lab", "lightning", "paperspace", "hf-spaces", "local"] = (
+        "local"
+    )
     variant: str | None = Field(None, description="e.g. Kaggle 'interactive' or 'batch'.")
     signal: str | None = Field(None, description="The environment variable, module or path that decided.")
 
@@ -124,7 +124,7 @@ class Provenance(_Model):
     context: str | None = Field(None, description="The original setting: hardware, software, method, caveats.")
 
     @model_validator(mode="after")
-    def _reported_needs_source(self) -> "Provenance":
+    def _reported_needs_source(self) -> Provenance:
         if self.kind == "reported" and (not self.source_url or not self.as_of):
             raise ValueError("a reported result needs source_url and as_of")
         return self
@@ -198,7 +198,7 @@ class MeasurementRecord(_Model):
     crash: Crash | None = None
 
     @model_validator(mode="after")
-    def _ok_needs_value(self) -> "MeasurementRecord":
+    def _ok_needs_value(self) -> MeasurementRecord:
         if self.status == "ok" and self.value is None:
             raise ValueError("a measurement with status 'ok' needs a value")
         if self.skip_reason is not None and self.status != "skipped":
@@ -209,11 +209,14 @@ class MeasurementRecord(_Model):
 class GPUOthers(_Model):
     """Other processes on the run's GPU, as NVML lists them (in a container, only the container's own)."""
 
-    processes_before: int = Field(description="Processes outside this run holding a compute context just before the workload.")
+    processes_before: int = Field(
+        description="Processes outside this run holding a compute context just before the workload."
+    )
     processes_after: int = Field(description="The same, just after it.")
     memory_bytes: int | None = Field(None, description="The most GPU memory those processes held, before or after.")
     sm_percent: float | None = Field(
-        None, description="The highest SM use NVML sampled for one of them during the workload; absent where NVML keeps no per-process samples."
+        None,
+        description="The highest SM use NVML sampled for one of them during the workload; absent where NVML keeps no per-process samples.",
     )
 
 
@@ -225,14 +228,27 @@ class Conditions(_Model):
 
     seconds: float = Field(description="Time between the two snapshots.")
     logical_cpus: int | None = None
-    load_avg_before: float | None = Field(None, description="1-minute load average before the workload; counts this run's own processes too.")
+    load_avg_before: float | None = Field(
+        None, description="1-minute load average before the workload; counts this run's own processes too."
+    )
     load_avg_after: float | None = Field(None, description="1-minute load average after it.")
-    others_cpu_s: float | None = Field(None, description="CPU seconds used by processes outside this run (all CPU busy time minus this run's process tree).")
-    others_cpu_share: float | None = Field(None, description="others_cpu_s over all the CPU time that passed (every CPU, busy or idle): the share of the machine they took.")
-    steal_share: float | None = Field(None, description="The share of the CPU time the hypervisor gave to other virtual machines (Linux 'steal').")
-    gpu: GPUOthers | None = Field(None, description="Other processes on the GPU the run used; absent for CPU runs and without NVML.")
+    others_cpu_s: float | None = Field(
+        None,
+        description="CPU seconds used by processes outside this run (all CPU busy time minus this run's process tree).",
+    )
+    others_cpu_share: float | None = Field(
+        None,
+        description="others_cpu_s over all the CPU time that passed (every CPU, busy or idle): the share of the machine they took.",
+    )
+    steal_share: float | None = Field(
+        None, description="The share of the CPU time the hypervisor gave to other virtual machines (Linux 'steal')."
+    )
+    gpu: GPUOthers | None = Field(
+        None, description="Other processes on the GPU the run used; absent for CPU runs and without NVML."
+    )
     disturbed: list[str] = Field(
-        default_factory=list, description="Why other work may have slowed this workload, one reason each; empty when the machine was quiet."
+        default_factory=list,
+        description="Why other work may have slowed this workload, one reason each; empty when the machine was quiet.",
     )
 
 
@@ -279,7 +295,7 @@ class ResultsFile(_Model):
         return value
 
     @model_validator(mode="after")
-    def _measured_needs_machine_details(self) -> "ResultsFile":
+    def _measured_needs_machine_details(self) -> ResultsFile:
         if self.provenance.kind == "measured" and self.machine.software is None:
             raise ValueError("a measured result needs machine.software (probe the machine)")
         return self

@@ -1,8 +1,8 @@
 """Build-time blocks for the site's pages, called from markdown-exec blocks.
 
-    ```python exec="true" html="true"
-    from benchlib.site import chart; print(chart("matmul"))
-    ```
+```python exec="true" html="true"
+from benchlib.site import chart; print(chart("matmul"))
+```
 """
 
 from __future__ import annotations

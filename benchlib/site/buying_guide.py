@@ -19,16 +19,20 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from types import SimpleNamespace
-from importlib.resources import files
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
 import yaml
 
 import benchlib
-from benchlib.site.charts import Scatter, chart_spec, plotted_rows, scatter_spec, value_text
+from benchlib.catalog.gpus import gpu_spec_name, load_accelerators
+from benchlib.core.freshness import build_date
+from benchlib.core.package_data import data_file
+from benchlib.core.paths import cache_dir
+from benchlib.core.units import format_bytes
+from benchlib.derive.searched import fit_prediction, model_label, request_of
 from benchlib.models.trainable import MODELS, get_model
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
@@ -38,18 +42,13 @@ from benchlib.predict.memory import (
     Predictor,
     gpu_memory,
 )
-from benchlib.derive.searched import fit_prediction, model_label, request_of
-from benchlib.core.freshness import build_date
-from benchlib.core.paths import cache_dir
-from benchlib.core.units import format_bytes
-from benchlib.core.package_data import data_file
 from benchlib.results.load import params_of
+from benchlib.site import speed_check as speed
+from benchlib.site.charts import Scatter, chart_spec, plotted_rows, scatter_spec, value_text
 from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
 from benchlib.site.figures import STATIC_WIDTH, figure_context
 from benchlib.site.platform_pages import Source, fact_flags
-from benchlib.site import speed_check as speed
 from benchlib.site.render import render
-from benchlib.catalog.gpus import gpu_spec_name, load_accelerators
 from benchlib.workloads import Plot, charts
 from benchlib.workloads import llm_max_batch as llm_max_batch_records
 from benchlib.workloads import max_batch as max_batch_records
@@ -73,8 +72,12 @@ RESNET50_TITLE = "ResNet-50 training throughput: reported and predicted"
 BANDWIDTH_VS_COMPUTE = Scatter(
     title="Memory bandwidth against compute",
     description="Each GPU's peak memory bandwidth against its peak fp16 compute, from benchlib's specs file.",
-    x="fp16 TFLOPS", x_title="fp16 peak TFLOPS (log scale)", y="GB/s", y_title="memory bandwidth GB/s (log scale)",
-    label="GPU", details=("FLOPs per byte",),
+    x="fp16 TFLOPS",
+    x_title="fp16 peak TFLOPS (log scale)",
+    y="GB/s",
+    y_title="memory bandwidth GB/s (log scale)",
+    label="GPU",
+    details=("FLOPs per byte",),
 )
 
 
@@ -92,9 +95,14 @@ def gpu_names() -> list[str]:
 
 
 @functools.cache
-def predictions(models: tuple[str, ...] = MATRIX_MODELS, dtypes: tuple[str, ...] = MATRIX_DTYPES,
-                gpus: tuple[str, ...] | None = None, size: str = "full", cache: Path | None = None,
-                optimizer: str = "adam") -> pd.DataFrame:
+def predictions(
+    models: tuple[str, ...] = MATRIX_MODELS,
+    dtypes: tuple[str, ...] = MATRIX_DTYPES,
+    gpus: tuple[str, ...] | None = None,
+    size: str = "full",
+    cache: Path | None = None,
+    optimizer: str = "adam",
+) -> pd.DataFrame:
     """Predicted largest batch of each model and dtype on each GPU: one row each.
 
     Larger memories go first, so their traces bound the smaller ones (see ``solve_max_batch``).
@@ -105,10 +113,16 @@ def predictions(models: tuple[str, ...] = MATRIX_MODELS, dtypes: tuple[str, ...]
         for dtype in dtypes:
             predictor = Predictor(model, dtype=dtype, optimizer=optimizer, size=size, foreach=True, cache_dir=cache)
             for device in sorted(devices, key=lambda d: -d.tensor_budget):
-                rows.append({
-                    "model": model, "dtype": dtype, "gpu": device.name, "usable_bytes": device.usable_bytes,
-                    "max_batch": predictor.predict(device, verify=False).max_batch, "torch": predictor.torch_version,
-                })
+                rows.append(
+                    {
+                        "model": model,
+                        "dtype": dtype,
+                        "gpu": device.name,
+                        "usable_bytes": device.usable_bytes,
+                        "max_batch": predictor.predict(device, verify=False).max_batch,
+                        "torch": predictor.torch_version,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -141,18 +155,20 @@ def gpu_frame() -> pd.DataFrame:
         if spec.kind != "gpu":
             continue
         bandwidth, tflops = spec.peak_bandwidth_gbps(), spec.peak_tflops("fp16")
-        rows.append({
-            "gpu": spec.name,
-            "memory": gpu_memory(spec.name) if spec.memory_gb is not None else None,
-            "cloud_prices": spec.hourly_prices(),
-            "launch_price": spec.launch_price_usd,
-            "purchase_prices": spec.purchase_prices_usd,
-            "bandwidth": spec.bandwidth_gbps,
-            "fp16": spec.fp16_tensor_tflops or spec.fp16_tflops,
-            "peak_bandwidth_gbps": bandwidth,
-            "peak_fp16_tflops": tflops,
-            "flops_per_byte": tflops * 1e12 / (bandwidth * 1e9) if bandwidth and tflops else None,
-        })
+        rows.append(
+            {
+                "gpu": spec.name,
+                "memory": gpu_memory(spec.name) if spec.memory_gb is not None else None,
+                "cloud_prices": spec.hourly_prices(),
+                "launch_price": spec.launch_price_usd,
+                "purchase_prices": spec.purchase_prices_usd,
+                "bandwidth": spec.bandwidth_gbps,
+                "fp16": spec.fp16_tensor_tflops or spec.fp16_tflops,
+                "peak_bandwidth_gbps": bandwidth,
+                "peak_fp16_tflops": tflops,
+                "flops_per_byte": tflops * 1e12 / (bandwidth * 1e9) if bandwidth and tflops else None,
+            }
+        )
     return pd.DataFrame(rows).set_index("gpu", drop=False)
 
 
@@ -168,8 +184,13 @@ def _cited(fact: Any, *, ages: bool = True, note: bool = True) -> Source:
     (``ages=False``) does not, prices, reported figures and advice do.
     """
     flags = [flag for flag in fact_flags(fact) if ages or flag.kind != "stale"]
-    return Source(str(fact.source), str(fact.as_of), tuple(flags), getattr(fact, "note", None) if note else None,
-                  tuple(str(url) for url in getattr(fact, "see_also", ())))
+    return Source(
+        str(fact.source),
+        str(fact.as_of),
+        tuple(flags),
+        getattr(fact, "note", None) if note else None,
+        tuple(str(url) for url in getattr(fact, "see_also", ())),
+    )
 
 
 def _sourced(text: str, fact: Any, *, ages: bool = True, note: bool = True) -> dict[str, Any]:
@@ -182,9 +203,13 @@ def _sourced(text: str, fact: Any, *, ages: bool = True, note: bool = True) -> d
 
 def _matrix_cell(frame: pd.DataFrame, gpu: str, model: str) -> dict[str, Any]:
     batches = _batches(frame, gpu, model)
-    return {"model": model, "batches": [
-        {"dtype": dtype, "value": batches.get(dtype), "text": _batch_text(batches.get(dtype))} for dtype in MATRIX_DTYPES
-    ]}
+    return {
+        "model": model,
+        "batches": [
+            {"dtype": dtype, "value": batches.get(dtype), "text": _batch_text(batches.get(dtype))}
+            for dtype in MATRIX_DTYPES
+        ],
+    }
 
 
 def what_fits(frame: pd.DataFrame | None = None) -> str:
@@ -200,19 +225,31 @@ def what_fits(frame: pd.DataFrame | None = None) -> str:
         groups.setdefault((device.usable_bytes, device.basis, device.status), []).append(device)
     rows = [
         {
-            "gpus": ", ".join(d.name for d in devices), "gpu": devices[0].name, "basis": devices[0].basis,
-            "usable": format_bytes(devices[0].usable_bytes), "estimated": devices[0].status == "estimated",
+            "gpus": ", ".join(d.name for d in devices),
+            "gpu": devices[0].name,
+            "basis": devices[0].basis,
+            "usable": format_bytes(devices[0].usable_bytes),
+            "estimated": devices[0].status == "estimated",
             "rule": devices[0].basis.removeprefix("rule: "),
             "source": _cited(devices[0], ages=False) if devices[0].source else None,
             "cells": [_matrix_cell(frame, devices[0].name, model) for model in models],
         }
         for devices in groups.values()
     ]
-    head = ["GPU", "Usable memory"] + [(get_model(m).short, "×".join(map(str, get_model(m).input_shape()))) for m in models]
+    head = ["GPU", "Usable memory"] + [
+        (get_model(m).short, "×".join(map(str, get_model(m).input_shape()))) for m in models
+    ]
     return render(
-        "buying_fits.html", head=head, rows=rows, torch_version=torch.__version__, benchlib_version=benchlib.__version__,
-        computed=build_date().isoformat(), context=format_bytes(CUDA_CONTEXT_BYTES), context_source=CUDA_CONTEXT_SOURCE,
-        overhead=f"{ALLOCATOR_OVERHEAD:.0%}", usable_fraction=f"{USABLE_FRACTION:.4g}",
+        "buying_fits.html",
+        head=head,
+        rows=rows,
+        torch_version=torch.__version__,
+        benchlib_version=benchlib.__version__,
+        computed=build_date().isoformat(),
+        context=format_bytes(CUDA_CONTEXT_BYTES),
+        context_source=CUDA_CONTEXT_SOURCE,
+        overhead=f"{ALLOCATOR_OVERHEAD:.0%}",
+        usable_fraction=f"{USABLE_FRACTION:.4g}",
     )
 
 
@@ -234,7 +271,9 @@ def _records(data: SiteData, plot: Plot, workload: str) -> pd.DataFrame:
 def _sources(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """Each reported source of ``rows``: address, as-of date and its own account of the setting."""
     first = rows.drop_duplicates("source_url")
-    return [{"url": r["source_url"], "as_of": r["date"], "context": r["source_context"]} for r in first.to_dict("records")]
+    return [
+        {"url": r["source_url"], "as_of": r["date"], "context": r["source_context"]} for r in first.to_dict("records")
+    ]
 
 
 def resnet50_throughput(data: SiteData | None = None) -> str:
@@ -250,8 +289,9 @@ def resnet50_throughput(data: SiteData | None = None) -> str:
     if len(predicted):
         chart = replace(chart, title=RESNET50_TITLE)
     plotted = plotted_rows(pd.concat([rows, predicted], ignore_index=True), chart) if len(predicted) else reported
-    of_fastest = _records(data, replace(throughput_records.RESNET50, metric=throughput_records.OF_FASTEST.metric),
-                          throughput_records.NAME)
+    of_fastest = _records(
+        data, replace(throughput_records.RESNET50, metric=throughput_records.OF_FASTEST.metric), throughput_records.NAME
+    )
     settings = [s for s in chart.setting_order if s in set(plotted["setting"])]
     figures = {(r["subject"], r["setting"]): r for r in plotted.to_dict("records")}
     relative = {(r["subject"], r["setting"]): r["value"] for r in of_fastest.to_dict("records")}
@@ -260,17 +300,25 @@ def resnet50_throughput(data: SiteData | None = None) -> str:
     order = sorted(dict.fromkeys(plotted["subject"]), key=lambda g: -max(plotted.loc[plotted["subject"] == g, "value"]))
     table = [
         [gpu]
-        + [f"{figures[gpu, s]['value']:,.0f} (batch {figures[gpu, s]['param_batch']:.0f})" if (gpu, s) in figures else ""
-           for s in settings]
+        + [
+            f"{figures[gpu, s]['value']:,.0f} (batch {figures[gpu, s]['param_batch']:.0f})"
+            if (gpu, s) in figures
+            else ""
+            for s in settings
+        ]
         + [f"{relative[gpu, s]:.2f}" if (gpu, s) in relative else "" for s in settings]
         for gpu in order
     ]
     unit = plotted["unit"].iloc[0]
     head = ["GPU"] + [f"{s} {unit}" for s in settings] + [f"{s}, relative to the fastest" for s in settings]
     return render(
-        "buying_throughput.html", chart=chart,
+        "buying_throughput.html",
+        chart=chart,
         **figure_context(chart.id, chart_spec(plotted, chart), chart_spec(plotted, chart, width=STATIC_WIDTH)),
-        sources=_sources(reported), head=head, rows=table, **speed.chart_note(),
+        sources=_sources(reported),
+        head=head,
+        rows=table,
+        **speed.chart_note(),
         reference=_fastest_reported(reported),
     )
 
@@ -311,8 +359,9 @@ def measured_results(*chart_ids: str) -> str:
         for (subject, setting), group in rows.groupby(["subject", "setting"], sort=False):
             best = group.loc[group["value"].idxmax() if group["higher_is_better"].iloc[0] else group["value"].idxmin()]
             device = best["device_name"] if isinstance(best["device_name"], str) else ""
-            table.append([subject, device, declared[chart_id].title, setting,
-                          f"{value_text(best['value'])} {best['unit']}"])
+            table.append(
+                [subject, device, declared[chart_id].title, setting, f"{value_text(best['value'])} {best['unit']}"]
+            )
     if not table:
         return render("buying_empty.html", what="measured")
     return render("table.html", head=["Machine", "Device", "Chart", "Setting", "Best"], rows=table)
@@ -335,8 +384,11 @@ def measured_vs_predicted() -> str:
     models too) next to `benchlib fit`'s prediction for the same case."""
     frame = site_data().frame
     searches = (max_batch_records.NAME, llm_max_batch_records.NAME)
-    measured = frame[frame["owner"].isin(searches) & (frame["metric"] == max_batch_records.MAX_BATCH.name)
-                     & (frame["source"] != REPORTED)]
+    measured = frame[
+        frame["owner"].isin(searches)
+        & (frame["metric"] == max_batch_records.MAX_BATCH.name)
+        & (frame["source"] != REPORTED)
+    ]
     if measured.empty:
         return render("buying_empty.html", what="measured_batches")
     rows = [_searched_row(r) for r in measured.to_dict("records")]
@@ -355,8 +407,9 @@ def lambda_batches(data: SiteData | None = None) -> str:
     if rows.empty:
         return render("buying_empty.html", what="batches")
     known = tuple(dict.fromkeys(rows["gpu"]))
-    predicted = predictions(models=tuple(dict.fromkeys(rows["param_model"])), gpus=known, cache=fit_cache(),
-                            optimizer=REPORTED_OPTIMIZER)
+    predicted = predictions(
+        models=tuple(dict.fromkeys(rows["param_model"])), gpus=known, cache=fit_cache(), optimizer=REPORTED_OPTIMIZER
+    )
     memory = gpu_frame()["memory"]
     table, below = [], 0
     for gpu in sorted(known, key=lambda g: memory[g].usable_bytes):
@@ -370,8 +423,12 @@ def lambda_batches(data: SiteData | None = None) -> str:
         table.append(cells)
     precision = dict(zip(rows["dtype"], rows["param_precision"]))
     head = ["GPU"] + [
-        text for dtype in MATRIX_DTYPES
-        for text in (f"{precision.get(dtype, dtype)}: reported batch", f"{dtype}: predicted largest ({REPORTED_OPTIMIZER.upper()})")
+        text
+        for dtype in MATRIX_DTYPES
+        for text in (
+            f"{precision.get(dtype, dtype)}: reported batch",
+            f"{dtype}: predicted largest ({REPORTED_OPTIMIZER.upper()})",
+        )
     ]
     return render("buying_batches.html", below=below, head=head, rows=table, sources=_sources(rows))
 
@@ -385,22 +442,37 @@ def price_performance(data: SiteData | None = None) -> str:
         return render("buying_empty.html", what="price")
     rows = rows.assign(subject=[f"{gpu} · {price.provider}" for gpu, price in zip(rows["device_name"], rows["price"])])
     plotted = plotted_rows(rows, chart)
-    rates = _records(data, replace(throughput_records.PRICE_PERFORMANCE, metric=throughput_records.THROUGHPUT.name),
-                     throughput_records.NAME)
+    rates = _records(
+        data,
+        replace(throughput_records.PRICE_PERFORMANCE, metric=throughput_records.THROUGHPUT.name),
+        throughput_records.NAME,
+    )
     rate = {(r["file"], r["dtype"]): r for r in rates.to_dict("records")}
     table = [
-        {"gpu": r["device_name"], "provider": r["price"].provider,
-         "price": _sourced(_price_text(r["price"]), r["price"]),
-         "rate": f"{rate[r['file'], r['dtype']]['value']:,.0f}", "per_dollar": f"{r['value']:,.0f}"}
+        {
+            "gpu": r["device_name"],
+            "provider": r["price"].provider,
+            "price": _sourced(_price_text(r["price"]), r["price"]),
+            "rate": f"{rate[r['file'], r['dtype']]['value']:,.0f}",
+            "per_dollar": f"{r['value']:,.0f}",
+        }
         for r in plotted.sort_values(["device_name", "value"], ascending=[True, False]).to_dict("records")
     ]
     first = rates.iloc[0]
-    head = ["GPU", "Provider", "Price (dated)", f"Reported {first['param_precision']} {first['unit']}",
-            throughput_records.PER_DOLLAR.metric.capitalize()]
+    head = [
+        "GPU",
+        "Provider",
+        "Price (dated)",
+        f"Reported {first['param_precision']} {first['unit']}",
+        throughput_records.PER_DOLLAR.metric.capitalize(),
+    ]
     return render(
-        "buying_price.html", chart=chart,
+        "buying_price.html",
+        chart=chart,
         **figure_context(chart.id, chart_spec(plotted, chart), chart_spec(plotted, chart, width=STATIC_WIDTH)),
-        sources=_sources(rates), head=head, rows=table,
+        sources=_sources(rates),
+        head=head,
+        rows=table,
     )
 
 
@@ -409,20 +481,31 @@ def bandwidth_vs_compute() -> str:
     gpus = gpu_frame()
     gpus = gpus[gpus["bandwidth"].notna()]
     table = [
-        {"gpu": g["gpu"], "bandwidth": _sourced(f"{g['bandwidth'].value:,.0f}", g["bandwidth"], ages=False, note=False),
-         "fp16": _sourced(f"{g['fp16'].value:,.4g}", g["fp16"], ages=False, note=False) if g["fp16"] else None,
-         "ratio": f"{g['flops_per_byte']:,.0f}" if pd.notna(g["flops_per_byte"]) else ""}
+        {
+            "gpu": g["gpu"],
+            "bandwidth": _sourced(f"{g['bandwidth'].value:,.0f}", g["bandwidth"], ages=False, note=False),
+            "fp16": _sourced(f"{g['fp16'].value:,.4g}", g["fp16"], ages=False, note=False) if g["fp16"] else None,
+            "ratio": f"{g['flops_per_byte']:,.0f}" if pd.notna(g["flops_per_byte"]) else "",
+        }
         for g in gpus.to_dict("records")
     ]
     points = gpus[gpus["flops_per_byte"].notna()]
-    plotted = pd.DataFrame({
-        "GPU": points["gpu"], "fp16 TFLOPS": points["peak_fp16_tflops"], "GB/s": points["peak_bandwidth_gbps"],
-        "FLOPs per byte": points["flops_per_byte"].round(),
-    })
+    plotted = pd.DataFrame(
+        {
+            "GPU": points["gpu"],
+            "fp16 TFLOPS": points["peak_fp16_tflops"],
+            "GB/s": points["peak_bandwidth_gbps"],
+            "FLOPs per byte": points["flops_per_byte"].round(),
+        }
+    )
     scatter = BANDWIDTH_VS_COMPUTE
     return render(
-        "buying_bandwidth.html", chart=scatter, rows=table,
-        **figure_context("bandwidth-compute", scatter_spec(plotted, scatter), scatter_spec(plotted, scatter, width=STATIC_WIDTH)),
+        "buying_bandwidth.html",
+        chart=scatter,
+        rows=table,
+        **figure_context(
+            "bandwidth-compute", scatter_spec(plotted, scatter), scatter_spec(plotted, scatter, width=STATIC_WIDTH)
+        ),
     )
 
 
@@ -435,7 +518,9 @@ def _fits(frame: pd.DataFrame, gpu: str) -> list[dict[str, str]]:
 
 def _offers(name: str, head: list[Any], rows: list[dict[str, Any]]) -> str:
     batch = f"{RECOMMENDED_DTYPE} batch"
-    return render("buying_offers.html", name=name, head=head + [(MODELS[m].short, batch) for m in MATRIX_MODELS], rows=rows)
+    return render(
+        "buying_offers.html", name=name, head=head + [(MODELS[m].short, batch) for m in MATRIX_MODELS], rows=rows
+    )
 
 
 def free_tiers(frame: pd.DataFrame | None = None) -> str:
@@ -449,8 +534,12 @@ def free_tiers(frame: pd.DataFrame | None = None) -> str:
         platform = platforms[platform_id]
         tier = platform.tiers[tier_id]
         offer, price = tier.field("accelerators")[0], tier.field("price")[0]
-        rows.append({"cells": [f"{platform.name} {tier.name}", _sourced(offer.value, offer), _sourced(price.value, price)],
-                     "fits": _fits(frame, gpu)})
+        rows.append(
+            {
+                "cells": [f"{platform.name} {tier.name}", _sourced(offer.value, offer), _sourced(price.value, price)],
+                "fits": _fits(frame, gpu),
+            }
+        )
     return _offers("free-tiers", ["Where", "GPU offered", "Price"], rows)
 
 
@@ -461,9 +550,14 @@ def rent_table(frame: pd.DataFrame | None = None) -> str:
     gpus = gpus[gpus["cloud_prices"].map(bool)]
     cheapest = sorted(((g["cloud_prices"][0], g) for g in gpus.to_dict("records")), key=lambda pg: pg[0].usd_per_hour)
     rows = [
-        {"cells": [g["gpu"], format_bytes(g["memory"].usable_bytes),
-                   _sourced(f"{_price_text(price)} ({price.provider})", price, note=False)],
-         "fits": _fits(frame, g["gpu"])}
+        {
+            "cells": [
+                g["gpu"],
+                format_bytes(g["memory"].usable_bytes),
+                _sourced(f"{_price_text(price)} ({price.provider})", price, note=False),
+            ],
+            "fits": _fits(frame, g["gpu"]),
+        }
         for price, g in cheapest
     ]
     return _offers("rent", ["GPU", "Usable memory", "Cheapest listed price (dated)"], rows)
@@ -475,9 +569,14 @@ def buy_table(frame: pd.DataFrame | None = None) -> str:
     gpus = gpu_frame().loc[list(dict.fromkeys(frame["gpu"]))]
     cards = sorted((g for g in gpus.to_dict("records") if g["launch_price"]), key=lambda g: g["launch_price"].value)
     rows = [
-        {"cells": [g["gpu"], format_bytes(g["memory"].usable_bytes),
-                   _sourced(f"${g['launch_price'].value:,.0f}", g["launch_price"], note=False)],
-         "fits": _fits(frame, g["gpu"])}
+        {
+            "cells": [
+                g["gpu"],
+                format_bytes(g["memory"].usable_bytes),
+                _sourced(f"${g['launch_price'].value:,.0f}", g["launch_price"], note=False),
+            ],
+            "fits": _fits(frame, g["gpu"]),
+        }
         for g in cards
     ]
     return _offers("buy", ["GPU", "Usable memory", "Launch price (dated)"], rows)
@@ -490,7 +589,9 @@ def _price_then(gpu: str | None, as_of: str) -> dict[str, Any] | None:
     """The street price the specs give for ``gpu`` in the period of a source dated ``as_of``."""
     if gpu is None:
         return None
-    prices = [p for p in gpu_frame().at[gpu, "purchase_prices"] if as_of.startswith(p.as_of) or p.as_of.startswith(as_of)]
+    prices = [
+        p for p in gpu_frame().at[gpu, "purchase_prices"] if as_of.startswith(p.as_of) or p.as_of.startswith(as_of)
+    ]
     return _sourced(f"${prices[0].value:,.0f}", prices[0], note=False) if prices else None
 
 
@@ -498,8 +599,11 @@ def reported_largest_batches(data: SiteData | None = None) -> str:
     """Largest batches sources report per model and GPU, with the street price of the time; one table per source."""
     data = data or site_data()
     frame = data.frame
-    reported = frame[(frame["owner"] == max_batch_records.NAME) & (frame["metric"] == max_batch_records.MAX_BATCH.name)
-                     & (frame["source"] == REPORTED)]
+    reported = frame[
+        (frame["owner"] == max_batch_records.NAME)
+        & (frame["metric"] == max_batch_records.MAX_BATCH.name)
+        & (frame["source"] == REPORTED)
+    ]
     if reported.empty:
         return render("buying_empty.html", what="reported_batches")
     tables = []
@@ -513,13 +617,26 @@ def reported_largest_batches(data: SiteData | None = None) -> str:
             for model in models:
                 hit = mine[(mine["param_model"] == model) & (mine["status"] == "ok")]
                 cells.append(f"{hit['value'].iloc[0]:.0f}" if len(hit) else None)
-            table.append({"gpu": gpu, "memory": f"{mine['param_gpu_memory_gb'].iloc[0]:.0f} GB",
-                          "price": _price_then(gpu_spec_name(gpu), as_of), "cells": cells,
-                          "fits_all": bool((mine["status"] == "ok").all())})
-        tables.append({
-            "url": url, "as_of": as_of, "context": rows["source_context"].iloc[0], "models": models, "rows": table,
-            "month": pd.Timestamp(as_of).strftime("%B %Y"), "fits_all": [r["gpu"] for r in table if r["fits_all"]],
-        })
+            table.append(
+                {
+                    "gpu": gpu,
+                    "memory": f"{mine['param_gpu_memory_gb'].iloc[0]:.0f} GB",
+                    "price": _price_then(gpu_spec_name(gpu), as_of),
+                    "cells": cells,
+                    "fits_all": bool((mine["status"] == "ok").all()),
+                }
+            )
+        tables.append(
+            {
+                "url": url,
+                "as_of": as_of,
+                "context": rows["source_context"].iloc[0],
+                "models": models,
+                "rows": table,
+                "month": pd.Timestamp(as_of).strftime("%B %Y"),
+                "fits_all": [r["gpu"] for r in table if r["fits_all"]],
+            }
+        )
     return render("buying_reported_batches.html", tables=tables, does_not_fit=DOES_NOT_FIT)
 
 
@@ -527,8 +644,11 @@ def advice_history() -> str:
     """Dated advice from others (buying_advice.yaml), each claim with its source, date and status."""
     guides = yaml.safe_load(HISTORY_FILE.read_text(encoding="utf-8"))["guides"]
     shown = [
-        {"id": g["id"], "title": g["title"],
-         "claims": [{"value": c["value"], "source": _cited(SimpleNamespace(**c))} for c in g["claims"]]}
+        {
+            "id": g["id"],
+            "title": g["title"],
+            "claims": [{"value": c["value"], "source": _cited(SimpleNamespace(**c))} for c in g["claims"]],
+        }
         for g in guides
     ]
     return render("buying_advice.html", guides=shown)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from benchlib.predict.llm_table import TABLE_FILE, read_table
 from benchlib.core.units import format_bytes
+from benchlib.predict.llm_table import TABLE_FILE, read_table
 from benchlib.site.render import page_link, render
 
 PAGE = "gpus/can-i-run-it.md"
@@ -44,7 +44,8 @@ def _cell(row: dict[str, Any], task: str, column: dict[str, Any]) -> dict[str, A
     if task == "inference":
         text = _context_text(value, row["max_positions"])
         title = f"{row['title']} on {column['label']}: " + (
-            f"prompts up to {value:,} tokens at batch 1" if value else "does not fit, even for a 1-token prompt")
+            f"prompts up to {value:,} tokens at batch 1" if value else "does not fit, even for a 1-token prompt"
+        )
         tokens_per_s = row["decode_tokens_per_s"][column["key"]]
         if tokens_per_s is not None:
             speed = {"value": tokens_per_s, "text": f"{_rate_text(tokens_per_s)} tok/s"}
@@ -52,7 +53,9 @@ def _cell(row: dict[str, Any], task: str, column: dict[str, Any]) -> dict[str, A
     else:
         text = str(value) if value else "✗"
         per_gpu = " per GPU" if column["count"] > 1 else ""
-        title = f"{row['title']} on {column['label']}: " + (f"largest batch {value}{per_gpu}" if value else "does not fit at batch 1")
+        title = f"{row['title']} on {column['label']}: " + (
+            f"largest batch {value}{per_gpu}" if value else "does not fit at batch 1"
+        )
     return {"text": text, "title": title + " (predicted)", "value": value, "column": column["key"], "speed": speed}
 
 
@@ -62,16 +65,27 @@ def fit_table(task: str) -> str:
     task_info = next(t for t in table["tasks"] if t["key"] == task)
     columns = table["columns"]
     rows = [
-        {"model": row["model"], "title": row["title"], "hf_id": row["hf_id"], "source": row["source"],
-         "peak": format_bytes(row["peaks_at_one"][task]["total"]),
-         "cells": [_cell(row, task, column) for column in columns]}
+        {
+            "model": row["model"],
+            "title": row["title"],
+            "hf_id": row["hf_id"],
+            "source": row["source"],
+            "peak": format_bytes(row["peaks_at_one"][task]["total"]),
+            "cells": [_cell(row, task, column) for column in columns],
+        }
         for row in table["rows"]
     ]
     at_one = "prompt of 1,024 tokens" if task == "inference" else "batch 1"
     head = [("Model", "Hugging Face config"), ("Memory", f"at {at_one}, tensors")] + [
-        (c["label"], f"{format_bytes(c['usable_bytes'] * c['count'])} usable") for c in columns]
-    return render("llm_fit_table.html", head=head, rows=rows, task=task_info,
-                  speed=_speed_legend(table) if task == table["speed"]["task"] else None)
+        (c["label"], f"{format_bytes(c['usable_bytes'] * c['count'])} usable") for c in columns
+    ]
+    return render(
+        "llm_fit_table.html",
+        head=head,
+        rows=rows,
+        task=task_info,
+        speed=_speed_legend(table) if task == table["speed"]["task"] else None,
+    )
 
 
 def _speed_legend(table: dict[str, Any]) -> dict[str, Any]:
@@ -79,11 +93,15 @@ def _speed_legend(table: dict[str, Any]) -> dict[str, Any]:
     speed = table["speed"]
     check = speed["resnet50"]
     return {
-        "batch": speed["batch"], "seq_len": f"{speed['seq_len']:,}",
+        "batch": speed["batch"],
+        "seq_len": f"{speed['seq_len']:,}",
         "fp16": [c["label"] for c in table["columns"] if speed["dtypes"][c["key"]] == "fp16"],
         "pairs": [c["label"] for c in table["columns"] if c["count"] > 1],
-        "rows": check["rows"], "median": f"{check['median_abs_error']:.0%}",
-        "held_out": f"{check['held_out_median_abs_error']:.0%}" if check["held_out_median_abs_error"] is not None else None,
+        "rows": check["rows"],
+        "median": f"{check['median_abs_error']:.0%}",
+        "held_out": f"{check['held_out_median_abs_error']:.0%}"
+        if check["held_out_median_abs_error"] is not None
+        else None,
         "link": page_link(SPEED_CHECK, PAGE),
     }
 
@@ -93,9 +111,14 @@ def assumptions() -> str:
     table = _table()
     allowances = table["allowances"]
     return render(
-        "llm_fit_assumptions.html", tasks=table["tasks"], versions=table["versions"], created=table["created"][:10],
-        context=format_bytes(allowances["cuda_context_bytes"]), context_source=allowances["cuda_context_source"],
-        overhead=f"{allowances['allocator_overhead']:.0%}", columns=table["columns"],
+        "llm_fit_assumptions.html",
+        tasks=table["tasks"],
+        versions=table["versions"],
+        created=table["created"][:10],
+        context=format_bytes(allowances["cuda_context_bytes"]),
+        context_source=allowances["cuda_context_source"],
+        overhead=f"{allowances['allocator_overhead']:.0%}",
+        columns=table["columns"],
     )
 
 
@@ -104,19 +127,29 @@ def published_comparison() -> str:
     table = _table()
     rows = []
     for r in table["published"]:
-        rows.append({
-            **r, "model_name": r["model"].split("/")[-1],
-            "at": f"{r['batch']} × {r['seq_len']:,}" if r["batch"] and r["seq_len"] else "not stated",
-            "lora": f"rank {r['lora_rank']} on {', '.join(r['lora_targets'])}" if r.get("lora_rank") and r.get("lora_targets") else "",
-            "published_text": f"{float(r['measured']):.2f} {r['unit']}",
-            "predicted_text": f"{r['predicted_bytes'] / (r['measured_bytes'] / float(r['measured'])):.2f} {r['unit']}" if r["predicted_bytes"] else "",
-            "error_text": f"{r['error']:+.0%}" if r["error"] is not None else "",
-        })
+        rows.append(
+            {
+                **r,
+                "model_name": r["model"].split("/")[-1],
+                "at": f"{r['batch']} × {r['seq_len']:,}" if r["batch"] and r["seq_len"] else "not stated",
+                "lora": f"rank {r['lora_rank']} on {', '.join(r['lora_targets'])}"
+                if r.get("lora_rank") and r.get("lora_targets")
+                else "",
+                "published_text": f"{float(r['measured']):.2f} {r['unit']}",
+                "predicted_text": f"{r['predicted_bytes'] / (r['measured_bytes'] / float(r['measured'])):.2f} {r['unit']}"
+                if r["predicted_bytes"]
+                else "",
+                "error_text": f"{r['error']:+.0%}" if r["error"] is not None else "",
+            }
+        )
     compared = [r for r in rows if not r["left_out"]]
     sources = {r["source"]: r for r in rows}
     return render(
-        "llm_fit_published.html", compared=compared, left_out=[r for r in rows if r["left_out"]],
-        sources=list(sources.values()), median=f"{table['median_abs_error']:.1%}",
+        "llm_fit_published.html",
+        compared=compared,
+        left_out=[r for r in rows if r["left_out"]],
+        sources=list(sources.values()),
+        median=f"{table['median_abs_error']:.1%}",
         median_plain=f"{table['median_abs_error_plain']:.1%}",
         plain_count=sum(1 for r in compared if r["plain_transformers"]),
     )
@@ -125,8 +158,12 @@ def published_comparison() -> str:
 def snippet_prediction() -> str:
     """What `benchlib fit` predicts for the QLoRA snippet's own setup."""
     snippet = _table()["snippet"]
-    return render("llm_fit_snippet.html", snippet=snippet, peak=format_bytes(snippet["tensor_peak_bytes"]),
-                  on_device=format_bytes(snippet["peak_bytes"]))
+    return render(
+        "llm_fit_snippet.html",
+        snippet=snippet,
+        peak=format_bytes(snippet["tensor_peak_bytes"]),
+        on_device=format_bytes(snippet["peak_bytes"]),
+    )
 
 
 def on_platform(column_keys: list[str], here: str) -> str:
@@ -144,12 +181,24 @@ def on_platform(column_keys: list[str], here: str) -> str:
                 answers.append({"task": task, "model": None, "text": "", "anchor": ""})
             elif task["key"] == "inference":
                 limit = " (the model's own limit)" if value >= best["max_positions"] else ""
-                answers.append({"task": task, "model": best["title"], "anchor": f"{task['key']}-{best['model']}",
-                                "text": f"prompts up to {_context_text(value, best['max_positions']).rstrip('*')} tokens{limit}"})
+                answers.append(
+                    {
+                        "task": task,
+                        "model": best["title"],
+                        "anchor": f"{task['key']}-{best['model']}",
+                        "text": f"prompts up to {_context_text(value, best['max_positions']).rstrip('*')} tokens{limit}",
+                    }
+                )
             else:
                 per_gpu = " per GPU" if column["count"] > 1 else ""
-                answers.append({"task": task, "model": best["title"], "anchor": f"{task['key']}-{best['model']}",
-                                "text": f"batch {value}{per_gpu}"})
+                answers.append(
+                    {
+                        "task": task,
+                        "model": best["title"],
+                        "anchor": f"{task['key']}-{best['model']}",
+                        "text": f"batch {value}{per_gpu}",
+                    }
+                )
         lines.append({"column": column, "answers": answers})
     from benchlib.site.render import page_link
 

@@ -33,7 +33,6 @@ PREDICTED_OPACITY = 0.15
 PREDICTED_OUTLINE_PX = 1.5
 
 
-
 def value_text(value: float) -> str:
     """Three significant digits, without the exponent notation '.3g' gives from 1000 up."""
     rounded = float(f"{value:.3g}")
@@ -82,24 +81,35 @@ def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container
     value = rows["value"].astype(float)
     blank = pd.Series(None, index=rows.index, dtype=object)
     tick = pd.to_numeric(rows.get("tick", blank), errors="coerce")
-    data = pd.DataFrame({
-        "subject": rows["subject"], "setting": rows["setting"], "value": value, "label": rows["label"],
-        "tick": tick,
-        # Labels start after the tick when there is one, so the two never overlap.
-        "label_at": pd.concat([value, tick], axis=1).max(axis=1),
-        "efficiency": pd.to_numeric(rows.get("efficiency", blank), errors="coerce"),
-        "source": rows["source"], "date": rows["date"], "derived": rows.get("derived", blank).fillna(""),
-        "opacity": [REPORTED_OPACITY if s == "reported" else PREDICTED_OPACITY if s == PREDICTED else 1.0
-                    for s in rows["source"]],
-        "outline": [PREDICTED_OUTLINE_PX if s == PREDICTED else 0.0 for s in rows["source"]],
-    })
+    data = pd.DataFrame(
+        {
+            "subject": rows["subject"],
+            "setting": rows["setting"],
+            "value": value,
+            "label": rows["label"],
+            "tick": tick,
+            # Labels start after the tick when there is one, so the two never overlap.
+            "label_at": pd.concat([value, tick], axis=1).max(axis=1),
+            "efficiency": pd.to_numeric(rows.get("efficiency", blank), errors="coerce"),
+            "source": rows["source"],
+            "date": rows["date"],
+            "derived": rows.get("derived", blank).fillna(""),
+            "opacity": [
+                REPORTED_OPACITY if s == "reported" else PREDICTED_OPACITY if s == PREDICTED else 1.0
+                for s in rows["source"]
+            ],
+            "outline": [PREDICTED_OUTLINE_PX if s == PREDICTED else 0.0 for s in rows["source"]],
+        }
+    )
     # Room on the right for the value labels.
     domain_max = max(float(data["label_at"].max()), chart.rule_at or 0.0) * 1.25
     better = "higher is better" if higher else "lower is better"
     axis_title = f"{chart.axis_title or unit}, {better}"
 
     y = alt.Y(
-        "subject:N", sort=subjects, title=None,
+        "subject:N",
+        sort=subjects,
+        title=None,
         axis=alt.Axis(
             # Long machine names may take up to 40 % of a narrow page; static SVGs have no container.
             labelLimit=alt.ExprRef("containerSize()[0] > 0 ? min(320, containerSize()[0] * 0.4) : 320"),
@@ -111,7 +121,9 @@ def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container
     def x(field: str) -> alt.X:
         # Every layer names the same title and scale, so the shared axis keeps one title.
         return alt.X(
-            f"{field}:Q", title=axis_title, scale=alt.Scale(domain=[0, domain_max], nice=True),
+            f"{field}:Q",
+            title=axis_title,
+            scale=alt.Scale(domain=[0, domain_max], nice=True),
             # Thousands with separators are wide: keep a gap so neighbouring tick labels never touch.
             axis=alt.Axis(labelOverlap=True, labelSeparation=6),
         )
@@ -130,12 +142,17 @@ def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container
     if (data["derived"] != "").any():
         tooltip.append(alt.Tooltip("derived:N", title="derived from"))
     base = alt.Chart(data).encode(y=y, yOffset=y_offset, x=x("value"), tooltip=tooltip)
-    color = alt.Color("setting:N", sort=settings, title=chart.setting_title,
-                      # More than three long setting names would run past a narrow chart's edge in one row.
-                      legend=alt.Legend(orient="top", columns=2 if len(settings) > 3 else 0))
+    color = alt.Color(
+        "setting:N",
+        sort=settings,
+        title=chart.setting_title,
+        # More than three long setting names would run past a narrow chart's edge in one row.
+        legend=alt.Legend(orient="top", columns=2 if len(settings) > 3 else 0),
+    )
     layers: list[Any] = [
         base.mark_bar(strokeDash=[4, 2]).encode(
-            color=color, fillOpacity=alt.FillOpacity("opacity:Q", scale=None),
+            color=color,
+            fillOpacity=alt.FillOpacity("opacity:Q", scale=None),
             # The outline in the bar's colour; only predicted bars have one.
             stroke=alt.Stroke("setting:N", sort=settings, legend=None),
             strokeWidth=alt.StrokeWidth("outline:Q", scale=None),
@@ -148,7 +165,9 @@ def bar_chart(rows: pd.DataFrame, chart: Chart, *, width: int | str = "container
             .mark_tick(thickness=2, size=BAR_PX)
             .encode(x=x("tick"), color=alt.Color("setting:N", sort=settings, legend=None))
         )
-    layers.append(base.mark_text(align="left", baseline="middle", dx=4, fontSize=10).encode(x=x("label_at"), text="label:N"))
+    layers.append(
+        base.mark_text(align="left", baseline="middle", dx=4, fontSize=10).encode(x=x("label_at"), text="label:N")
+    )
     if chart.rule_at is not None:
         layers.append(alt.Chart(pd.DataFrame({"at": [chart.rule_at]})).mark_rule(strokeDash=[4, 3]).encode(x=x("at")))
     return (
@@ -204,14 +223,21 @@ def scatter_chart(rows: pd.DataFrame, scatter: Scatter, *, width: int | str = "c
     base = alt.Chart(data).encode(
         x=alt.X(f"{scatter.x}:Q", scale=scale, title=scatter.x_title),
         y=alt.Y(f"{scatter.y}:Q", scale=scale, title=scatter.y_title),
-        tooltip=[alt.Tooltip(f"{scatter.label}:N"),
-                 *(alt.Tooltip(f"{c}:Q", format=",.4~r") for c in (scatter.x, scatter.y, *scatter.details))],
+        tooltip=[
+            alt.Tooltip(f"{scatter.label}:N"),
+            *(alt.Tooltip(f"{c}:Q", format=",.4~r") for c in (scatter.x, scatter.y, *scatter.details)),
+        ],
     )
     labels = base.mark_text(align="left", dx=6, fontSize=9).encode(text=f"{scatter.label}:N")
     return (
         alt.layer(base.mark_circle(size=60), labels)
-        .properties(width=width, height=SCATTER_HEIGHT, title=alt.Title(scatter.title, anchor="start"),
-                    description=scatter.description, background="transparent")
+        .properties(
+            width=width,
+            height=SCATTER_HEIGHT,
+            title=alt.Title(scatter.title, anchor="start"),
+            description=scatter.description,
+            background="transparent",
+        )
         .configure_view(stroke=None)
     )
 

@@ -154,8 +154,11 @@ def _ratio(rows: pd.DataFrame, rule: Ratio) -> pd.DataFrame:
         for metric, num, den in zip(pairs["metric"], pairs["value_numerator"], pairs["value"])
     ]
     return _blank_stats(pairs.drop(columns="value_numerator")).assign(
-        value=pairs["value_numerator"] / pairs["value"], metric=rule.metric, unit=rule.unit,
-        higher_is_better=True, derived=derived,
+        value=pairs["value_numerator"] / pairs["value"],
+        metric=rule.metric,
+        unit=rule.unit,
+        higher_is_better=True,
+        derived=derived,
     )
 
 
@@ -172,7 +175,11 @@ def _rate(rows: pd.DataFrame, rule: Rate) -> pd.DataFrame:
         for values, n, t in zip(rows[columns].itertuples(index=False), counts, rows["value"])
     ]
     return _blank_stats(rows).assign(
-        value=counts / rows["value"], metric=rule.metric, unit=rule.unit, higher_is_better=True, derived=derived,
+        value=counts / rows["value"],
+        metric=rule.metric,
+        unit=rule.unit,
+        higher_is_better=True,
+        derived=derived,
     )
 
 
@@ -188,13 +195,19 @@ def _work_rate(rows: pd.DataFrame, rule: WorkRate) -> pd.DataFrame:
     seconds = rows["value"] * rows["unit"].map(_SECONDS)
     derived = [f"{w:.3g} {rule.work_unit} in {t:g} {u}" for w, t, u in zip(work, rows["value"], rows["unit"])]
     return _blank_stats(rows).assign(
-        value=work / seconds * rule.scale, metric=rule.metric, unit=rule.unit, higher_is_better=True, derived=derived,
+        value=work / seconds * rule.scale,
+        metric=rule.metric,
+        unit=rule.unit,
+        higher_is_better=True,
+        derived=derived,
     )
 
 
 def _subjects(frame: pd.DataFrame) -> list[str]:
     subjects = []
-    for label, device, gpus, source in zip(frame["machine_label"], frame["device"], frame["gpu_count"], frame["source"]):
+    for label, device, gpus, source in zip(
+        frame["machine_label"], frame["device"], frame["gpu_count"], frame["source"]
+    ):
         # The machine label names the accelerator; a CPU run on a GPU machine needs saying so.
         if device == "cpu" and (gpus or 0) > 0:
             label = f"{label} · CPU"
@@ -205,7 +218,9 @@ def _subjects(frame: pd.DataFrame) -> list[str]:
         subjects.append(label)
     subjects_s = pd.Series(subjects, index=frame.index, dtype=object)
     # Two machines with one label (say, two Colab T4 hosts) must not share a band.
-    clash = subjects_s.groupby(subjects_s).transform(lambda s: frame.loc[s.index, "machine_id"].nunique() > 1).astype(bool)
+    clash = (
+        subjects_s.groupby(subjects_s).transform(lambda s: frame.loc[s.index, "machine_id"].nunique() > 1).astype(bool)
+    )
     subjects_s[clash] = subjects_s[clash] + " [" + frame.loc[clash, "machine_id"].str[-8:] + "]"
     return list(subjects_s)
 
@@ -313,8 +328,13 @@ def _per_dollar(rows: pd.DataFrame, rule: PerDollar) -> pd.DataFrame:
         for value, unit, p in zip(made["value"], made["unit"], prices)
     ]
     return _blank_stats(made).assign(
-        value=made["value"] * SECONDS_PER_HOUR / per_hour, metric=rule.metric, unit=rule.unit, higher_is_better=True,
-        derived=derived, price=prices, price_kind=[RANGE_LOW_END if p.usd_per_hour_max else LIST_PRICE for p in prices],
+        value=made["value"] * SECONDS_PER_HOUR / per_hour,
+        metric=rule.metric,
+        unit=rule.unit,
+        higher_is_better=True,
+        derived=derived,
+        price=prices,
+        price_kind=[RANGE_LOW_END if p.usd_per_hour_max else LIST_PRICE for p in prices],
     )
 
 

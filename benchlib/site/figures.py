@@ -21,9 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from benchlib.site.charts import chart_spec, plotted_rows, value_text
 from benchlib.core.paths import RESULTS_ENV, project_root
 from benchlib.results.schema import NO_VALUE_STATUSES
+from benchlib.site.charts import chart_spec, plotted_rows, value_text
 from benchlib.site.data import BUILD_MACHINE, REPORTED, SiteData, site_data
 from benchlib.site.render import render
 from benchlib.site.sources import MEASURE_ENV
@@ -58,21 +58,28 @@ def _when(group: pd.DataFrame) -> str:
 def provenance(rows: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     """Where the plotted numbers come from: measured runs grouped by software, reported ones by source."""
     measured = [
-        {"software": _software(group.iloc[0]),
-         "machines": [{"subject": s, "when": _when(g)} for s, g in group.groupby("subject", sort=False)]}
+        {
+            "software": _software(group.iloc[0]),
+            "machines": [{"subject": s, "when": _when(g)} for s, g in group.groupby("subject", sort=False)],
+        }
         for _, group in rows[rows["source"] != REPORTED].groupby(list(_SOFTWARE), sort=False, dropna=False)
     ]
     reported = []
-    for _, group in rows[rows["source"] == REPORTED].groupby(["source_url", "source_context"], sort=False, dropna=False):
+    for _, group in rows[rows["source"] == REPORTED].groupby(
+        ["source_url", "source_context"], sort=False, dropna=False
+    ):
         first = group.iloc[0]
         dated = dict(zip(group["subject"], group["date"]))
         # One source whose figures carry their own dates (a table grown over time) dates each machine.
         one_date = len(set(dated.values())) == 1
-        reported.append({
-            "url": first["source_url"], "as_of": first["date"] if one_date else None,
-            "machines": [{"subject": s, "when": d} for s, d in dated.items()],
-            "context": first["source_context"] if _present(first["source_context"]) else None,
-        })
+        reported.append(
+            {
+                "url": first["source_url"],
+                "as_of": first["date"] if one_date else None,
+                "machines": [{"subject": s, "when": d} for s, d in dated.items()],
+                "context": first["source_context"] if _present(first["source_context"]) else None,
+            }
+        )
     return {"measured": measured, "reported": reported}
 
 
@@ -84,17 +91,29 @@ def table_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """The data table's cells, formatted once."""
     out = []
     for r in rows.to_dict("records"):
-        noise = r["iqr_s"] / r["median_s"] if _present(r["iqr_s"]) and _present(r["median_s"]) and r["median_s"] else None
+        noise = (
+            r["iqr_s"] / r["median_s"] if _present(r["iqr_s"]) and _present(r["median_s"]) and r["median_s"] else None
+        )
         status = r["status"] + (f": {r['message']}" if _present(r["message"]) else "")
         if _present(r["noisy"]) and bool(r["noisy"]):
             status += " (noisy)"
-        out.append({
-            "subject": r["subject"], "setting": r["setting"],
-            "value": value_text(r["value"]) if _present(r["value"]) else "", "unit": r["unit"],
-            "of_peak": _number(r["efficiency"], ".0%"), "noise": _number(noise, ".1%"), "samples": _number(r["n"], ".0f"),
-            "status": status, "date": r["date"], "reported": r["source"] == REPORTED,
-            "source": r["source"], "source_url": r["source_url"], "derived": r.get("derived") or "",
-        })
+        out.append(
+            {
+                "subject": r["subject"],
+                "setting": r["setting"],
+                "value": value_text(r["value"]) if _present(r["value"]) else "",
+                "unit": r["unit"],
+                "of_peak": _number(r["efficiency"], ".0%"),
+                "noise": _number(noise, ".1%"),
+                "samples": _number(r["n"], ".0f"),
+                "status": status,
+                "date": r["date"],
+                "reported": r["source"] == REPORTED,
+                "source": r["source"],
+                "source_url": r["source_url"],
+                "derived": r.get("derived") or "",
+            }
+        )
     return out
 
 
@@ -133,8 +152,10 @@ def static_svg(spec: dict[str, Any]) -> str:
 def figure_context(chart_id: str, spec: dict[str, Any], static_spec: dict[str, Any]) -> dict[str, Any]:
     """What ``figure.html`` needs: ``spec`` for the interactive view, ``static_spec`` drawn as SVG."""
     return {
-        "chart_id": chart_id, "description": spec.get("description", chart_id),
-        "spec": json.dumps(spec, separators=(",", ":")), "svg": static_svg(static_spec),
+        "chart_id": chart_id,
+        "description": spec.get("description", chart_id),
+        "spec": json.dumps(spec, separators=(",", ":")),
+        "svg": static_svg(static_spec),
     }
 
 
@@ -152,16 +173,25 @@ def chart_html(chart: Chart, rows: pd.DataFrame, data: SiteData, here: str = RES
     plotted = plotted_rows(rows, chart) if not rows.empty else rows
     if plotted.empty:
         empty = render(
-            "chart_empty.html", chart=chart, has_rows=not rows.empty, results_dir=_shown(data),
-            workloads=_workloads_of(chart), suite=_suite_of(chart), measure_env=MEASURE_ENV,
-            results_env=RESULTS_ENV, here=here,
+            "chart_empty.html",
+            chart=chart,
+            has_rows=not rows.empty,
+            results_dir=_shown(data),
+            workloads=_workloads_of(chart),
+            suite=_suite_of(chart),
+            measure_env=MEASURE_ENV,
+            results_env=RESULTS_ENV,
+            here=here,
         )
         return empty + (_notes(chart, rows, plotted, here) if not rows.empty else "")
     spec = chart_spec(plotted, chart)
     return render(
-        "chart.html", chart=chart, **figure_context(chart.id, spec, chart_spec(plotted, chart, width=STATIC_WIDTH)),
+        "chart.html",
+        chart=chart,
+        **figure_context(chart.id, spec, chart_spec(plotted, chart, width=STATIC_WIDTH)),
         build_machine=BUILD_MACHINE if (plotted["source"] == BUILD_MACHINE).any() else None,
-        any_reported=(plotted["source"] == REPORTED).any(), **provenance(plotted),
+        any_reported=(plotted["source"] == REPORTED).any(),
+        **provenance(plotted),
         **_note_context(chart, rows, plotted, here),
     )
 
@@ -171,8 +201,11 @@ def _note_context(chart: Chart, rows: pd.DataFrame, plotted: pd.DataFrame, here:
     failed = rows[rows["status"].isin(NO_VALUE_STATUSES)]
     shown = pd.concat([plotted, invalid, failed])
     return {
-        "invalid": invalid.to_dict("records"), "failed": failed.to_dict("records"),
-        "rows": table_rows(shown), "plotted_count": len(plotted), "here": here,
+        "invalid": invalid.to_dict("records"),
+        "failed": failed.to_dict("records"),
+        "rows": table_rows(shown),
+        "plotted_count": len(plotted),
+        "here": here,
         "any_derived": bool((shown.get("derived", pd.Series(dtype=str)).fillna("") != "").any()),
     }
 

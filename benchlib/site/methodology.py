@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import benchlib
-from benchlib.results.plausibility import PEAK_TOLERANCE
-from benchlib.measure.runner import SUITES
-from benchlib.site.render import render
 from benchlib.core.timing import NOISE_THRESHOLD, Timer
+from benchlib.measure.runner import SUITES
+from benchlib.results.plausibility import PEAK_TOLERANCE
+from benchlib.site.render import render
 from benchlib.workloads import all_workloads
 
 
@@ -45,8 +45,10 @@ def check_thresholds() -> str:
 def timer_table() -> str:
     """`Timer.measure`'s defaults; workloads override some per suite."""
     settings = [
-        {"name": name,
-         "default": _percent(p.default) if name == "noise_threshold" else _text(p.default, _seconds_unit(name))}
+        {
+            "name": name,
+            "default": _percent(p.default) if name == "noise_threshold" else _text(p.default, _seconds_unit(name)),
+        }
         for name, p in inspect.signature(Timer.measure).parameters.items()
         if p.default is not inspect.Parameter.empty
     ]

@@ -90,13 +90,18 @@ def executed_notebook(notebook: Path, cache_dir: Path):  # -> nbformat.NotebookN
     try:
         client.execute()
     except NoSuchKernel as exc:
-        _stop(f"error: {notebook} asks for the Jupyter kernel {exc.name!r}, which is not installed here; "
-              "install ipykernel (it is in benchlib's [docs] extra).")
+        _stop(
+            f"error: {notebook} asks for the Jupyter kernel {exc.name!r}, which is not installed here; "
+            "install ipykernel (it is in benchlib's [docs] extra)."
+        )
     except CellExecutionError as exc:
-        index, cell = next((i, c) for i, c in enumerate(nb.cells)
-                           if any(o.get("output_type") == "error" for o in c.get("outputs", [])))
-        _stop(f"error: {notebook}: cell {index + 1} ({_first_line(cell.source)}) raised {exc.ename}: {exc.evalue}. "
-              "Run the notebook in Jupyter to see the traceback, fix it, then build again.")
+        index, cell = next(
+            (i, c) for i, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))
+        )
+        _stop(
+            f"error: {notebook}: cell {index + 1} ({_first_line(cell.source)}) raised {exc.ename}: {exc.evalue}. "
+            "Run the notebook in Jupyter to see the traceback, fix it, then build again."
+        )
     for stale in cache_dir.glob(f"{notebook.stem}-*.ipynb"):
         stale.unlink()
     _write_atomically(cached, nbformat.writes(nb))
@@ -121,8 +126,10 @@ def _output_markdown(output: dict, where: str) -> str:
     data = output.get("data", {})
     kind = next((k for k in SHOWN_KINDS if k in data), None)
     if kind is None:
-        _stop(f"error: {where} has an output of kind {', '.join(sorted(data)) or '(none)'}, which the site can't "
-              f"show; give it one of {', '.join(SHOWN_KINDS)} or clear it.")
+        _stop(
+            f"error: {where} has an output of kind {', '.join(sorted(data)) or '(none)'}, which the site can't "
+            f"show; give it one of {', '.join(SHOWN_KINDS)} or clear it."
+        )
     value = _text(data[kind])
     if kind in ("text/html", "image/svg+xml"):
         html = _DATAFRAME_STYLE.sub("", value).replace(_DATAFRAME_TABLE, "<table>")

@@ -15,8 +15,17 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from benchlib.catalog.platforms import (
+    FIELD_LABELS,
+    TIER_FIELDS,
+    Fact,
+    Platform,
+    PlatformsData,
+    Sourced,
+    Tier,
+    load_platforms,
+)
 from benchlib.core.freshness import STALE_AFTER_MONTHS, build_date, is_stale, months_before, stale_text
-from benchlib.catalog.platforms import FIELD_LABELS, TIER_FIELDS, Fact, Platform, PlatformsData, Sourced, Tier, load_platforms
 from benchlib.results.load import params_of
 from benchlib.site.data import REPORTED, _plain, results_file, site_data
 from benchlib.site.render import page_link, render, value_text
@@ -64,8 +73,13 @@ def fact_flags(fact: Sourced, today: date | None = None) -> list[Flag]:
 
 
 def _source(fact: Sourced, today: date | None) -> Source:
-    return Source(str(fact.source), fact.as_of.isoformat(), tuple(fact_flags(fact, today)), fact.note,
-                  tuple(str(url) for url in fact.see_also))
+    return Source(
+        str(fact.source),
+        fact.as_of.isoformat(),
+        tuple(fact_flags(fact, today)),
+        fact.note,
+        tuple(str(url) for url in fact.see_also),
+    )
 
 
 def _shown(fact: Fact, today: date | None) -> ShownFact:
@@ -189,11 +203,17 @@ def limits_table(
 def detection_table(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
     """The signals benchlib's probe uses to recognise the platform."""
     platform = _data(data).platforms[platform_id]
-    return render("detection_table.html", platform=platform.name, signals=platform.detection.signals,
-                  detection=_source(platform.detection, today))
+    return render(
+        "detection_table.html",
+        platform=platform.name,
+        signals=platform.detection.signals,
+        detection=_source(platform.detection, today),
+    )
 
 
-def decision_table(*, here: str = "platforms/index.md", today: date | None = None, data: PlatformsData | None = None) -> str:
+def decision_table(
+    *, here: str = "platforms/index.md", today: date | None = None, data: PlatformsData | None = None
+) -> str:
     """The 'Which one should I use?' table: one row per need, the first tier listed is the best bet.
 
     ``here`` is the docs page showing the table, for the links to each platform's page.
@@ -206,8 +226,15 @@ def decision_table(*, here: str = "platforms/index.md", today: date | None = Non
         if not facts:
             raise ValueError(f"need {need.need!r}: {need.tiers[0]} has no {need.field} fact matching {need.match!r}")
         also = [_page(*data.tier(ref), here) for ref in need.tiers[1:]]
-        rows.append({"need": need.need, "best": _page(platform, tier, here), "facts": facts, "advice": need.advice,
-                     "also": also})
+        rows.append(
+            {
+                "need": need.need,
+                "best": _page(platform, tier, here),
+                "facts": facts,
+                "advice": need.advice,
+                "also": also,
+            }
+        )
     return render("decision_table.html", rows=rows)
 
 
@@ -229,8 +256,12 @@ def sources(platform_id: str, *, today: date | None = None, data: PlatformsData 
                 backs.setdefault(url, set()).add(FIELD_LABELS[field].lower())
                 dates[url] = max(dates.get(url, fact.as_of), fact.as_of)
     listed = [
-        {"url": url, "as_of": dates[url].isoformat(), "flags": age_flags(dates[url], today),
-         "backs": sorted(backs[url])}
+        {
+            "url": url,
+            "as_of": dates[url].isoformat(),
+            "flags": age_flags(dates[url], today),
+            "backs": sorted(backs[url]),
+        }
         for url in sorted(backs, key=lambda u: dates[u], reverse=True)
     ]
     return render("sources_list.html", sources=listed)
@@ -289,16 +320,18 @@ def reported_table(workload: str, *, runs: str = "", today: date | None = None) 
             keys.append(key)
             cited.append(_reported_source(record, today))
         value = record["value"]
-        rows.append({
-            "machine": record["machine_label"],
-            "ran_on": record["device_name"] if isinstance(record["device_name"], str) else record["device"],
-            "setting": ", ".join(f"{k}={v}" for k, v in record_params.items() if k not in shared),
-            "value": "" if pd.isna(value) else _reported_text(value, record["unit"]),
-            "status": record["status"],
-            "derived": [derived_cells.get((record["record"], metric)) for metric in derived_heads],
-            "note": record["message"] if isinstance(record["message"], str) else "",
-            "source": keys.index(key) + 1,
-        })
+        rows.append(
+            {
+                "machine": record["machine_label"],
+                "ran_on": record["device_name"] if isinstance(record["device_name"], str) else record["device"],
+                "setting": ", ".join(f"{k}={v}" for k, v in record_params.items() if k not in shared),
+                "value": "" if pd.isna(value) else _reported_text(value, record["unit"]),
+                "status": record["status"],
+                "derived": [derived_cells.get((record["record"], metric)) for metric in derived_heads],
+                "note": record["message"] if isinstance(record["message"], str) else "",
+                "source": keys.index(key) + 1,
+            }
+        )
     first = records[0]
     better = "higher" if first["higher_is_better"] else "lower"
     return render(
@@ -325,8 +358,12 @@ def memory_units(run_id: str, *, today: date | None = None) -> str:
         if sized:
             n = sized[0].memory_total_bytes or 0
             return render(
-                "memory_units.html", machine=results.machine.label, gpu=sized[0].name,
-                gib=f"{n / 2**30:.2f}", mib=f"{n / 2**20:,.0f}", gb=f"{n / 1e9:.2f}",
+                "memory_units.html",
+                machine=results.machine.label,
+                gpu=sized[0].name,
+                gib=f"{n / 2**30:.2f}",
+                mib=f"{n / 2**20:,.0f}",
+                gb=f"{n / 1e9:.2f}",
                 source=_reported_source(found.iloc[0].to_dict(), today),
             )
     raise ValueError(f"no reported GPU memory size in {run_id!r} among the reported results")
@@ -349,6 +386,11 @@ def bf16_table(names: list[str]) -> str:
             raise ValueError(f"accelerator {name!r} has no bf16_supported entry in benchlib/data/gpus.yaml")
         # A hardware specification does not age, so it carries no stale mark.
         flags = (Flag("unverified", "unverified"),) if fact.status == "unverified" else ()
-        rows.append({"name": spec.name, "bf16": bool(fact.value),
-                     "source": Source(str(fact.source), str(fact.as_of), flags, fact.note)})
+        rows.append(
+            {
+                "name": spec.name,
+                "bf16": bool(fact.value),
+                "source": Source(str(fact.source), str(fact.as_of), flags, fact.note),
+            }
+        )
     return render("bf16_table.html", rows=rows)

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import jinja2
 from markupsafe import Markup
 
-from benchlib.site.charts import value_text
 from benchlib.core.freshness import is_stale, stale_text
+from benchlib.site.charts import value_text
 from benchlib.site.sources import building_with_zensical
 
 
@@ -75,8 +75,14 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(value_text=value_text, safe_url=safe_url, host=host_of, stale_text=stale_text, page_link=page_link,
-                       in_a_sentence=in_a_sentence)
+    env.filters.update(
+        value_text=value_text,
+        safe_url=safe_url,
+        host=host_of,
+        stale_text=stale_text,
+        page_link=page_link,
+        in_a_sentence=in_a_sentence,
+    )
     env.tests.update(stale=is_stale_date)
     return env
 

@@ -12,20 +12,36 @@ from __future__ import annotations
 
 import pandas as pd
 
-from benchlib.site.charts import chart_spec, plotted_rows
 from benchlib.results.load import PARAM_PREFIX
+from benchlib.site.charts import chart_spec, plotted_rows
 from benchlib.site.data import SiteData, plot_rows, site_data
 from benchlib.site.figures import STATIC_WIDTH, figure_context
 from benchlib.site.render import render
 from benchlib.workloads import dp_scaling
 
-HEAD = ["Machine", "Framework", "Backend", "Link", "Devices", "1 device (samples/s)", "N devices (samples/s)",
-        "Speedup", "Efficiency", "Size", "Date", "Status"]
+HEAD = [
+    "Machine",
+    "Framework",
+    "Backend",
+    "Link",
+    "Devices",
+    "1 device (samples/s)",
+    "N devices (samples/s)",
+    "Speedup",
+    "Efficiency",
+    "Size",
+    "Date",
+    "Status",
+]
 
 
 def _number(value: object, fmt: str) -> str:
     # Params come from files anyone can contribute: a non-number there is shown as nothing.
-    return format(value, fmt) if isinstance(value, (int, float)) and not isinstance(value, bool) and pd.notna(value) else ""
+    return (
+        format(value, fmt)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and pd.notna(value)
+        else ""
+    )
 
 
 def _text(value: object) -> str:
@@ -42,7 +58,9 @@ def chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
     plotted = plotted_rows(rows, dp_scaling.CHART)
     plotted["label"] = [
         f"{value:.0%}" + (f" ({speedup:.2f}× speedup)" if _number(speedup, ".2f") else "")
-        for value, speedup in zip(plotted["value"], plotted.get(f"{PARAM_PREFIX}speedup", pd.Series(None, index=plotted.index)))
+        for value, speedup in zip(
+            plotted["value"], plotted.get(f"{PARAM_PREFIX}speedup", pd.Series(None, index=plotted.index))
+        )
     ]
     return plotted
 
@@ -52,12 +70,30 @@ def _table(rows: pd.DataFrame) -> list[list[str]]:
         return rows.get(f"{PARAM_PREFIX}{name}", pd.Series(None, index=rows.index, dtype=object))
 
     return [
-        [r["machine_label"], r["framework_name"], _text(backend), _text(link), _number(world, ".0f"),
-         _number(base, ".4g"), _number(scaled, ".4g"), _number(speedup, ".2f"), _number(r["value"], ".1%"),
-         _text(size), r["date"], r["status"] + (f": {r['message']}" if isinstance(r["message"], str) and r["message"] else "")]
+        [
+            r["machine_label"],
+            r["framework_name"],
+            _text(backend),
+            _text(link),
+            _number(world, ".0f"),
+            _number(base, ".4g"),
+            _number(scaled, ".4g"),
+            _number(speedup, ".2f"),
+            _number(r["value"], ".1%"),
+            _text(size),
+            r["date"],
+            r["status"] + (f": {r['message']}" if isinstance(r["message"], str) and r["message"] else ""),
+        ]
         for r, backend, link, world, base, scaled, speedup, size in zip(
-            rows.to_dict("records"), column("backend"), column("interconnect"), column("world_size"),
-            column("baseline_samples_per_s"), column("samples_per_s"), column("speedup"), column("size"))
+            rows.to_dict("records"),
+            column("backend"),
+            column("interconnect"),
+            column("world_size"),
+            column("baseline_samples_per_s"),
+            column("samples_per_s"),
+            column("speedup"),
+            column("size"),
+        )
     ]
 
 
@@ -67,13 +103,19 @@ def _provenance(rows: pd.DataFrame) -> list[dict[str, str]]:
     for label, group in rows.groupby("machine_label", sort=False):
         last = group.iloc[-1]
         versions = ", ".join(
-            f"{name} {last[col]}" for name, col in (("torch", "torch_version"), ("TensorFlow", "tf_version"),
-                                                    ("Python", "python_version"))
+            f"{name} {last[col]}"
+            for name, col in (("torch", "torch_version"), ("TensorFlow", "tf_version"), ("Python", "python_version"))
             if isinstance(last[col], str) and last[col]
         )
         dates = sorted(set(group["date"]))
-        out.append({"machine": label, "when": dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}",
-                    "benchlib": last["benchlib_version"], "versions": versions})
+        out.append(
+            {
+                "machine": label,
+                "when": dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}",
+                "benchlib": last["benchlib_version"],
+                "versions": versions,
+            }
+        )
     return out
 
 
@@ -87,9 +129,13 @@ def scaling_html(data: SiteData) -> str:
         return render("scaling_empty.html", chart=chart, invalid=len(rows), head=HEAD, rows=table)
     ok = rows[rows["status"] == "ok"]
     return render(
-        "scaling.html", chart=chart,
+        "scaling.html",
+        chart=chart,
         **figure_context(chart.id, chart_spec(plotted, chart), chart_spec(plotted, chart, width=STATIC_WIDTH)),
-        machines=_provenance(ok), left_out=len(rows) - len(ok), head=HEAD, rows=table,
+        machines=_provenance(ok),
+        left_out=len(rows) - len(ok),
+        head=HEAD,
+        rows=table,
     )
 
 

@@ -116,8 +116,14 @@ def hardware_key() -> str:
     from benchlib.probe.platform import detect_platform
 
     host = probe_host()
-    parts = (detect_platform().name, host.cpu.model, host.cpu.logical_cores, host.memory_total_bytes,
-             sorted(gpu.name for gpu in probe_nvidia()), tpu_signal())
+    parts = (
+        detect_platform().name,
+        host.cpu.model,
+        host.cpu.logical_cores,
+        host.memory_total_bytes,
+        sorted(gpu.name for gpu in probe_nvidia()),
+        tpu_signal(),
+    )
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
 
@@ -149,8 +155,8 @@ def build_measurement(suite: str, cache_root: Path) -> Path:
     if cached:
         log.info("benchlib: using the cached %s measurement of this machine: %s", suite, cached)
         return cached
-    from benchlib.probe import probe_machine
     from benchlib.measure.runner import run_suite, select_workloads
+    from benchlib.probe import probe_machine
 
     machine = probe_machine(results_dir=str(cache_root))
     cached = _cached_run(out / machine.id)

@@ -17,12 +17,12 @@ from typing import Any
 
 import pandas as pd
 
-from benchlib.site.charts import PREDICTED
 from benchlib.core.freshness import build_date
 from benchlib.core.paths import reported_dir
-from benchlib.site.render import render
 from benchlib.predict.published_speed import UNRUN_BATCH, Comparison, NotCompared, compare, median_abs_error, unrun_gpus
 from benchlib.predict.roofline import COMPUTE_EFFICIENCY, DEFAULT_COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY, gpu_rates
+from benchlib.site.charts import PREDICTED
+from benchlib.site.render import render
 
 HALVES = ("calibration", "held out")
 PRECISIONS = ("FP32", "AMP")
@@ -71,7 +71,10 @@ def _checked(folder: Path, _files: tuple[tuple[str, int, int], ...]) -> Checked:
 
 def _summary(label: str, rows: list[Comparison]) -> ErrorSummary:
     return ErrorSummary(
-        label=label, gpus=len({r.gpu for r in rows}), rows=len(rows), median=median_abs_error(rows),
+        label=label,
+        gpus=len({r.gpu for r in rows}),
+        rows=len(rows),
+        median=median_abs_error(rows),
         by_precision={p: median_abs_error(mine) for p in PRECISIONS if (mine := [r for r in rows if r.precision == p])},
         worst=max(rows, key=lambda r: abs(r.error)),
     )
@@ -94,8 +97,11 @@ def _extreme(rows: list[Comparison], direction: str) -> dict[str, Any]:
     """The rows off most in one direction: named with their precision once if they share it."""
     precisions = {r.precision for r in rows}
     shared = precisions.pop() if len(precisions) == 1 else None
-    return {"direction": direction, "precision": shared,
-            "rows": [{"gpu": r.gpu, "precision": r.precision, "error": percent(r.error)} for r in rows]}
+    return {
+        "direction": direction,
+        "precision": shared,
+        "rows": [{"gpu": r.gpu, "precision": r.precision, "error": percent(r.error)} for r in rows],
+    }
 
 
 def unrun_rows(unit: str) -> pd.DataFrame:
@@ -104,12 +110,23 @@ def unrun_rows(unit: str) -> pd.DataFrame:
     if not result.unrun:
         return pd.DataFrame()
     now = pd.Timestamp.now(tz="UTC")
-    return pd.DataFrame([
-        {"subject": f"{gpu} ({PREDICTED})", "setting": precision, "value": value, "unit": unit,
-         "higher_is_better": True, "status": "ok", "created": now, "source": PREDICTED,
-         "date": build_date().isoformat(), "param_batch": UNRUN_BATCH}
-        for gpu, precision, value in result.unrun
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "subject": f"{gpu} ({PREDICTED})",
+                "setting": precision,
+                "value": value,
+                "unit": unit,
+                "higher_is_better": True,
+                "status": "ok",
+                "created": now,
+                "source": PREDICTED,
+                "date": build_date().isoformat(),
+                "param_batch": UNRUN_BATCH,
+            }
+            for gpu, precision, value in result.unrun
+        ]
+    )
 
 
 def chart_note() -> dict[str, Any]:
@@ -121,22 +138,32 @@ def chart_note() -> dict[str, Any]:
     overall = summaries["all"]
     unrun = {gpu: gpu_rates(gpu) for gpu in dict.fromkeys(g for g, _, _ in result.unrun)}
     checked_generations = dict.fromkeys(sorted(gpu_rates(r.gpu).generation for r in result.rows))
-    return {"predicted": {
-        "gpus": len(unrun), "batch": f"{UNRUN_BATCH:,}", "rows": overall.rows,
-        "median": f"{overall.median:.0%}",
-        "held_out": f"{summaries['held out'].median:.0%}" if "held out" in summaries else None,
-        "worst": f"{percent(overall.worst.error)} ({overall.worst.gpu}, {overall.worst.precision})",
-        "unverified": [(gpu, ", ".join(rates.unverified)) for gpu, rates in unrun.items() if rates.unverified],
-        "unchecked_generations": list(dict.fromkeys(
-            rates.generation for rates in unrun.values() if rates.generation not in checked_generations)),
-        "checked_generations": list(checked_generations),
-    }}
+    return {
+        "predicted": {
+            "gpus": len(unrun),
+            "batch": f"{UNRUN_BATCH:,}",
+            "rows": overall.rows,
+            "median": f"{overall.median:.0%}",
+            "held_out": f"{summaries['held out'].median:.0%}" if "held out" in summaries else None,
+            "worst": f"{percent(overall.worst.error)} ({overall.worst.gpu}, {overall.worst.precision})",
+            "unverified": [(gpu, ", ".join(rates.unverified)) for gpu, rates in unrun.items() if rates.unverified],
+            "unchecked_generations": list(
+                dict.fromkeys(
+                    rates.generation for rates in unrun.values() if rates.generation not in checked_generations
+                )
+            ),
+            "checked_generations": list(checked_generations),
+        }
+    }
 
 
 def _summary_row(summary: ErrorSummary) -> dict[str, Any]:
     worst = summary.worst
     return {
-        "half": summary.label, "label": SUMMARY_LABELS[summary.label], "gpus": summary.gpus, "rows": summary.rows,
+        "half": summary.label,
+        "label": SUMMARY_LABELS[summary.label],
+        "gpus": summary.gpus,
+        "rows": summary.rows,
         "medians": [f"{summary.by_precision[p]:.0%}" if p in summary.by_precision else "" for p in PRECISIONS]
         + [f"{summary.median:.0%}"],
         "worst": f"{percent(worst.error)} ({worst.gpu}, {worst.precision})",
@@ -157,16 +184,34 @@ def predicted_against_reported() -> str:
     sources = {(r.source, r.as_of): {"url": r.source, "as_of": r.as_of} for r in rows}
     return render(
         "speed_published.html",
-        summary_head=["", "GPUs", "Rows", *((f"Median error, {p}", "absolute") for p in PRECISIONS),
-                      ("Median error", "absolute, all"), "Worst"],
+        summary_head=[
+            "",
+            "GPUs",
+            "Rows",
+            *((f"Median error, {p}", "absolute") for p in PRECISIONS),
+            ("Median error", "absolute, all"),
+            "Worst",
+        ],
         summaries=[_summary_row(s) for s in error_summaries(result.rows)],
-        rows=[{"gpu": r.gpu, "precision": r.precision, "batch": f"{r.batch:,}", "half": r.half,
-               "reported": f"{r.reported:,.0f}", "predicted": f"{r.predicted:,.0f}", "error": percent(r.error)}
-              for r in rows],
+        rows=[
+            {
+                "gpu": r.gpu,
+                "precision": r.precision,
+                "batch": f"{r.batch:,}",
+                "half": r.half,
+                "reported": f"{r.reported:,.0f}",
+                "predicted": f"{r.predicted:,.0f}",
+                "error": percent(r.error),
+            }
+            for r in rows
+        ],
         extremes=[_extreme(over, "too fast"), _extreme(under, "too slow")] if over and under else [],
         sources=list(sources.values()),
-        not_compared=[{"what": n.what, "rows": n.rows, "source": n.source, "reason": _code_spans(n.reason)}
-                      for n in result.not_compared],
+        not_compared=[
+            {"what": n.what, "rows": n.rows, "source": n.source, "reason": _code_spans(n.reason)}
+            for n in result.not_compared
+        ],
         compute_efficiency=[(gen, f"{value:.0%}") for gen, value in COMPUTE_EFFICIENCY.items()],
-        default_efficiency=f"{DEFAULT_COMPUTE_EFFICIENCY:.0%}", memory_efficiency=f"{MEMORY_EFFICIENCY:.0%}",
+        default_efficiency=f"{DEFAULT_COMPUTE_EFFICIENCY:.0%}",
+        memory_efficiency=f"{MEMORY_EFFICIENCY:.0%}",
     )

@@ -59,7 +59,7 @@ def import_workload_modules() -> list[str]:
 class NotRunnable(ValueError):
     """A declared workload that `benchlib run` doesn't run: another command writes it, or sources report it."""
 
-    def __init__(self, workload: "Workload") -> None:
+    def __init__(self, workload: Workload) -> None:
         super().__init__(f"{workload.name!r} is not something `benchlib run` measures: {workload.description}")
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchlib.results.schema import Stats
 from benchlib.core.timing import Measurement
+from benchlib.results.schema import Stats
 
 
 def stats_of(m: Measurement) -> Stats:

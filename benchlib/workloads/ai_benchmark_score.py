@@ -18,7 +18,17 @@ register(
         sizes={},
         run=None,
         suites=(),
-        plots=(Plot(Chart("ai_benchmark_score", "ai-benchmark training score (reported; not the benchlib score)",
-                          "score", axis_title="ai-benchmark score"), "training_score", "ai-benchmark training score"),),
+        plots=(
+            Plot(
+                Chart(
+                    "ai_benchmark_score",
+                    "ai-benchmark training score (reported; not the benchlib score)",
+                    "score",
+                    axis_title="ai-benchmark score",
+                ),
+                "training_score",
+                "ai-benchmark training score",
+            ),
+        ),
     )
 )

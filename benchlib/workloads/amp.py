@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
+from benchlib.core.timing import Timer
 from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import Step, torch_step
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.core.timing import Timer
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
@@ -25,17 +25,35 @@ NAME = "amp"
 SPEEDUP = Metric(name="speedup", unit="x", higher_is_better=True)
 STEP_TIME = Metric(name="step_time", unit="ms", higher_is_better=False)
 AMP_DTYPES = ("fp16", "bf16")
-CHART = Chart(NAME, "Mixed-precision speedup over fp32", "setting", axis_title="speedup (×; 1 = no gain)",
-              label="{value}×", rule_at=1.0)
+CHART = Chart(
+    NAME,
+    "Mixed-precision speedup over fp32",
+    "setting",
+    axis_title="speedup (×; 1 = no gain)",
+    label="{value}×",
+    rule_at=1.0,
+)
 PLOTS = (Plot(CHART, "speedup", "{framework_name} · {dtype}"),)
 
 SIZES: dict[str, dict[str, Any]] = {
-    "quick": {"batch_size": 32, "train_samples": 128, "dtypes": list(AMP_DTYPES),
-              "timer": {"warmup_s": 0.1, "min_time_s": 0.1, "max_time_s": 1.0, "min_samples": 3, "target_block_s": 0.1}},
-    "standard": {"batch_size": 128, "train_samples": 1024, "dtypes": list(AMP_DTYPES),
-                 "timer": {"warmup_s": 1.0, "min_time_s": 2.0, "max_time_s": 8.0, "min_samples": 3, "target_block_s": 0.5}},
-    "full": {"batch_size": 1024, "train_samples": 8192, "dtypes": list(AMP_DTYPES),
-             "timer": {"warmup_s": 3.0, "min_time_s": 5.0, "max_time_s": 20.0, "min_samples": 5, "target_block_s": 1.0}},
+    "quick": {
+        "batch_size": 32,
+        "train_samples": 128,
+        "dtypes": list(AMP_DTYPES),
+        "timer": {"warmup_s": 0.1, "min_time_s": 0.1, "max_time_s": 1.0, "min_samples": 3, "target_block_s": 0.1},
+    },
+    "standard": {
+        "batch_size": 128,
+        "train_samples": 1024,
+        "dtypes": list(AMP_DTYPES),
+        "timer": {"warmup_s": 1.0, "min_time_s": 2.0, "max_time_s": 8.0, "min_samples": 3, "target_block_s": 0.5},
+    },
+    "full": {
+        "batch_size": 1024,
+        "train_samples": 8192,
+        "dtypes": list(AMP_DTYPES),
+        "timer": {"warmup_s": 3.0, "min_time_s": 5.0, "max_time_s": 20.0, "min_samples": 5, "target_block_s": 1.0},
+    },
 }
 
 
@@ -62,9 +80,16 @@ def amp_records(
 
     def measure(amp: str | None) -> tuple[float, MeasurementRecord]:
         step = make_step(amp)
-        m = Timer(step.run, sync=sync, sync_name=sync_name, threads=threads, label=f"{NAME} {framework} {amp or 'fp32'}").measure(**params["timer"])
+        m = Timer(
+            step.run, sync=sync, sync_name=sync_name, threads=threads, label=f"{NAME} {framework} {amp or 'fp32'}"
+        ).measure(**params["timer"])
         record = MeasurementRecord(
-            **base, dtype=amp or "fp32", params=common | step.details, metric=STEP_TIME, value=m.median * 1e3, stats=stats_of(m),
+            **base,
+            dtype=amp or "fp32",
+            params=common | step.details,
+            metric=STEP_TIME,
+            value=m.median * 1e3,
+            stats=stats_of(m),
         )
         return m.median, record
 
@@ -72,17 +97,28 @@ def amp_records(
     records = [fp32_record]
     for dtype in params["dtypes"]:
         if dtype not in available:
-            records.append(MeasurementRecord(
-                **base, dtype=dtype, params=common, metric=SPEEDUP, status="skipped",
-                message=f"{NAME}: {dtype} mixed precision is not available on {device_name}: {why_not}",
-            ))
+            records.append(
+                MeasurementRecord(
+                    **base,
+                    dtype=dtype,
+                    params=common,
+                    metric=SPEEDUP,
+                    status="skipped",
+                    message=f"{NAME}: {dtype} mixed precision is not available on {device_name}: {why_not}",
+                )
+            )
             continue
         amp_s, amp_record = measure(dtype)
         records.append(amp_record)
-        records.append(MeasurementRecord(
-            **base, dtype=dtype, metric=SPEEDUP, value=fp32_s / amp_s,
-            params=common | {"fp32_step_ms": fp32_s * 1e3, "amp_step_ms": amp_s * 1e3, **amp_record.params},
-        ))
+        records.append(
+            MeasurementRecord(
+                **base,
+                dtype=dtype,
+                metric=SPEEDUP,
+                value=fp32_s / amp_s,
+                params=common | {"fp32_step_ms": fp32_s * 1e3, "amp_step_ms": amp_s * 1e3, **amp_record.params},
+            )
+        )
     return records
 
 
@@ -95,10 +131,15 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         framework="torch",
         make_step=lambda amp: torch_step(fm.torch_model(), x, y, params["batch_size"], ctx.device, amp),
         available=available,
-        why_not="autocast here runs only " + (", ".join(available) or "fp32")
+        why_not="autocast here runs only "
+        + (", ".join(available) or "fp32")
         + " (fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)",
-        sync=sync, sync_name=sync_name, threads=tb.threads(), device=ctx.device,
-        device_name=tb.device_name(ctx.device, ctx.cpu_name), params=params,
+        sync=sync,
+        sync_name=sync_name,
+        threads=tb.threads(),
+        device=ctx.device,
+        device_name=tb.device_name(ctx.device, ctx.cpu_name),
+        params=params,
     )
 
 

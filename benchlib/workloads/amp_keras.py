@@ -27,8 +27,12 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         # train_on_batch returns numpy values, so every step ends synchronised.
         why_not="mixed_float16 is run on GPUs only (TF has no fast fp16 path on CPUs); "
         "mixed_bfloat16 on CPUs and on GPUs of compute capability 8.0+",
-        sync=lambda: None, sync_name=tfb.SYNC_NAME, threads=tfb.threads(), device=device,
-        device_name=tfb.device_name(tf_device, ctx.cpu_name), params=params,
+        sync=lambda: None,
+        sync_name=tfb.SYNC_NAME,
+        threads=tfb.threads(),
+        device=device,
+        device_name=tfb.device_name(tf_device, ctx.cpu_name),
+        params=params,
     )
 
 

@@ -31,16 +31,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
-from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.catalog.gpus import peak_tflops
 from benchlib.core.timing import Measurement, Timer
+from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
 NAME = "attention"
 METRIC = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
 # Our names for torch's SDPBackend members, in the order they are tried and charted.
-BACKENDS = {"math": "MATH", "flash": "FLASH_ATTENTION", "memory-efficient": "EFFICIENT_ATTENTION", "cuDNN": "CUDNN_ATTENTION"}
+BACKENDS = {
+    "math": "MATH",
+    "flash": "FLASH_ATTENTION",
+    "memory-efficient": "EFFICIENT_ATTENTION",
+    "cuDNN": "CUDNN_ATTENTION",
+}
 MASKS = {"no mask": False, "causal": True}
 FORWARD, FORWARD_BACKWARD = "forward", "forward + backward"
 CAUSAL_CONVENTION = "FlashAttention benchmark: causal counts half of FlopCounterMode's full-matrix FLOPs"
@@ -49,8 +54,13 @@ SETTING_ORDER = tuple(f"{b} · {m} · {d}" for b in BACKENDS for d in ("fp32", "
 
 
 def _chart(pass_name: str, chart_id: str) -> Chart:
-    return Chart(chart_id, f"Attention {pass_name} (SDPA), best shape of the sweep", "backend · mask · dtype",
-                 axis_title="TFLOPS (causal counts half the FLOPs)", setting_order=SETTING_ORDER)
+    return Chart(
+        chart_id,
+        f"Attention {pass_name} (SDPA), best shape of the sweep",
+        "backend · mask · dtype",
+        axis_title="TFLOPS (causal counts half the FLOPs)",
+        setting_order=SETTING_ORDER,
+    )
 
 
 FORWARD_CHART = _chart(FORWARD, "attention_forward")
@@ -156,15 +166,25 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
                         if reason is not None:
                             not_run.setdefault(key, {})[shape.key] = reason
                             continue
-                        m = Timer(fn, sync=sync, sync_name=sync_name, threads=tb.threads(),
-                                  label=f"{NAME} {backend} {pass_name} {mask} {shape.key} {dtype}").measure(**params["timer"])
+                        m = Timer(
+                            fn,
+                            sync=sync,
+                            sync_name=sync_name,
+                            threads=tb.threads(),
+                            label=f"{NAME} {backend} {pass_name} {mask} {shape.key} {dtype}",
+                        ).measure(**params["timer"])
                     measured.setdefault(key, []).append((flops / m.median / 1e12, shape, flops, m))
                 del fn
                 tb.empty_cache(ctx.device)
 
     base = dict(workload=NAME, framework="torch", device=ctx.device, device_name=name, dtype=dtype, metric=METRIC)
-    swept = {"tokens": params["tokens"], "model_dim": params["model_dim"], "seq_lens": params["seq_lens"],
-             "head_dims": params["head_dims"], "flop_convention": CAUSAL_CONVENTION}
+    swept = {
+        "tokens": params["tokens"],
+        "model_dim": params["model_dim"],
+        "seq_lens": params["seq_lens"],
+        "head_dims": params["head_dims"],
+        "flop_convention": CAUSAL_CONVENTION,
+    }
     records = []
     for backend in params["backends"]:
         for mask in MASKS:
@@ -174,23 +194,36 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
                 failures = not_run.get(key, {})
                 if key not in measured:
                     reasons = list(dict.fromkeys(failures.values()))
-                    records.append(MeasurementRecord(
-                        **base, params=setting | swept | ({"not_run": failures} if len(reasons) > 1 else {}),
-                        status="skipped",
-                        message=f"{NAME}: torch's {backend} backend has no kernel for {dtype} on {name} at any of "
-                                f"the {len(shapes)} shapes (torch: {reasons[0]})",
-                    ))
+                    records.append(
+                        MeasurementRecord(
+                            **base,
+                            params=setting | swept | ({"not_run": failures} if len(reasons) > 1 else {}),
+                            status="skipped",
+                            message=f"{NAME}: torch's {backend} backend has no kernel for {dtype} on {name} at any of "
+                            f"the {len(shapes)} shapes (torch: {reasons[0]})",
+                        )
+                    )
                     continue
                 tflops, shape, flops, m = max(measured[key], key=lambda found: found[0])
-                records.append(MeasurementRecord(
-                    **base, value=tflops, stats=stats_of(m),
-                    peak=peak_tflops(name, dtype) if ctx.device != "cpu" else None,
-                    params=setting | {
-                        "batch_size": shape.batch_size, "heads": shape.heads, "seq_len": shape.seq_len,
-                        "head_dim": shape.head_dim, "flops": flops, **swept,
-                        "sweep_tflops": {s.key: float(f"{t:.4g}") for t, s, _, _ in measured[key]},
-                    } | ({"not_run": failures} if failures else {}),
-                ))
+                records.append(
+                    MeasurementRecord(
+                        **base,
+                        value=tflops,
+                        stats=stats_of(m),
+                        peak=peak_tflops(name, dtype) if ctx.device != "cpu" else None,
+                        params=setting
+                        | {
+                            "batch_size": shape.batch_size,
+                            "heads": shape.heads,
+                            "seq_len": shape.seq_len,
+                            "head_dim": shape.head_dim,
+                            "flops": flops,
+                            **swept,
+                            "sweep_tflops": {s.key: float(f"{t:.4g}") for t, s, _, _ in measured[key]},
+                        }
+                        | ({"not_run": failures} if failures else {}),
+                    )
+                )
     return records
 
 
@@ -199,18 +232,36 @@ register(
         name=NAME,
         framework="torch",
         description="Scaled dot-product attention TFLOPS, forward and forward + backward, per SDPA backend "
-                    "(math, flash, memory-efficient, cuDNN), causal and not, best over a sequence-length and head-dim sweep.",
+        "(math, flash, memory-efficient, cuDNN), causal and not, best over a sequence-length and head-dim sweep.",
         metric=METRIC,
         sizes={
-            "quick": {"tokens": 512, "model_dim": 256, "seq_lens": [128, 256], "head_dims": [64],
-                      "backends": list(BACKENDS), "accelerator_dtypes": ["bf16", "fp16"],
-                      "timer": {"warmup_s": 0.02, "min_time_s": 0.05, "max_time_s": 0.2, "min_samples": 3}},
-            "standard": {"tokens": 8192, "model_dim": 2048, "seq_lens": [512, 1024, 2048], "head_dims": [64, 128],
-                         "backends": list(BACKENDS), "accelerator_dtypes": ["bf16", "fp16"],
-                         "timer": {"warmup_s": 0.1, "min_time_s": 0.2, "max_time_s": 1.0, "min_samples": 3}},
-            "full": {"tokens": 16384, "model_dim": 2048, "seq_lens": [512, 1024, 2048, 4096, 8192, 16384],
-                     "head_dims": [64, 128], "backends": list(BACKENDS), "accelerator_dtypes": ["bf16", "fp16"],
-                     "timer": {"warmup_s": 0.2, "min_time_s": 0.5, "max_time_s": 1.0, "min_samples": 5}},
+            "quick": {
+                "tokens": 512,
+                "model_dim": 256,
+                "seq_lens": [128, 256],
+                "head_dims": [64],
+                "backends": list(BACKENDS),
+                "accelerator_dtypes": ["bf16", "fp16"],
+                "timer": {"warmup_s": 0.02, "min_time_s": 0.05, "max_time_s": 0.2, "min_samples": 3},
+            },
+            "standard": {
+                "tokens": 8192,
+                "model_dim": 2048,
+                "seq_lens": [512, 1024, 2048],
+                "head_dims": [64, 128],
+                "backends": list(BACKENDS),
+                "accelerator_dtypes": ["bf16", "fp16"],
+                "timer": {"warmup_s": 0.1, "min_time_s": 0.2, "max_time_s": 1.0, "min_samples": 3},
+            },
+            "full": {
+                "tokens": 16384,
+                "model_dim": 2048,
+                "seq_lens": [512, 1024, 2048, 4096, 8192, 16384],
+                "head_dims": [64, 128],
+                "backends": list(BACKENDS),
+                "accelerator_dtypes": ["bf16", "fp16"],
+                "timer": {"warmup_s": 0.2, "min_time_s": 0.5, "max_time_s": 1.0, "min_samples": 5},
+            },
         },
         run=run,
         suites=("quick", "standard", "full"),

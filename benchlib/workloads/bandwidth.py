@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
-from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.catalog.gpus import peak_bandwidth_gbps
 from benchlib.core.timing import Timer
+from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
@@ -37,9 +37,15 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         m = Timer(fn, sync=sync, sync_name=sync_name, threads=tb.threads(), label=direction).measure(**params["timer"])
         records.append(
             MeasurementRecord(
-                workload="bandwidth", framework="torch", device=ran_on, device_name=name, dtype="uint8",
-                params={"direction": direction, "mib": params["mib"]}, metric=METRIC,
-                value=moved / m.median / 1e9, stats=stats_of(m),
+                workload="bandwidth",
+                framework="torch",
+                device=ran_on,
+                device_name=name,
+                dtype="uint8",
+                params={"direction": direction, "mib": params["mib"]},
+                metric=METRIC,
+                value=moved / m.median / 1e9,
+                stats=stats_of(m),
                 # Only on-device copies are bounded by the memory's bandwidth; transfers by the bus.
                 peak=peak_bandwidth_gbps(name) if direction == "device_copy" and ran_on != "cpu" else None,
             )

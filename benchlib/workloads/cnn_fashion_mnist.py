@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
+from benchlib.core.timing import Timer
 from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import Step, torch_step
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.core.timing import Timer
 from benchlib.workloads import Chart, Plot, Rate, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 
@@ -34,16 +34,25 @@ FROM_TOTAL_TIME = (Rate("throughput", "samples/s", of="train_time", count=("batc
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {
-        "batch_size": 64, "train_samples": 256, "data": "auto", "real_epoch": False,
+        "batch_size": 64,
+        "train_samples": 256,
+        "data": "auto",
+        "real_epoch": False,
         "timer": {"warmup_s": 0.1, "min_time_s": 0.1, "max_time_s": 2.0, "min_samples": 3, "target_block_s": 0.1},
     },
     # A free T4 does the standard size in well under a minute; a 2-core CPU in about 20 s.
     "standard": {
-        "batch_size": 256, "train_samples": 4096, "data": "auto", "real_epoch": False,
+        "batch_size": 256,
+        "train_samples": 4096,
+        "data": "auto",
+        "real_epoch": False,
         "timer": {"warmup_s": 1.0, "min_time_s": 2.0, "max_time_s": 10.0, "min_samples": 3, "target_block_s": 0.5},
     },
     "full": {
-        "batch_size": 1024, "train_samples": fm.TRAIN_SAMPLES, "data": "auto", "real_epoch": True,
+        "batch_size": 1024,
+        "train_samples": fm.TRAIN_SAMPLES,
+        "data": "auto",
+        "real_epoch": True,
         "timer": {"warmup_s": 3.0, "min_time_s": 5.0, "max_time_s": 30.0, "min_samples": 5, "target_block_s": 1.0},
     },
 }
@@ -64,7 +73,9 @@ def training_records(
 ) -> list[MeasurementRecord]:
     """Time ``step`` and return a throughput record and an epoch-time record."""
     batch_size = params["batch_size"]
-    m = Timer(step.run, sync=sync, sync_name=sync_name, threads=threads, label=f"{NAME} {framework}").measure(**params["timer"])
+    m = Timer(step.run, sync=sync, sync_name=sync_name, threads=threads, label=f"{NAME} {framework}").measure(
+        **params["timer"]
+    )
     epoch_steps = params.get("epoch_samples", fm.TRAIN_SAMPLES) // batch_size
     if params["real_epoch"] and step.steps_per_epoch >= epoch_steps:
         sync()
@@ -76,8 +87,12 @@ def training_records(
     else:
         epoch_s, epoch_from = m.median * epoch_steps, f"median step time x {epoch_steps} steps"
     common = {
-        "mode": "training", "batch_size": batch_size, "train_samples": params["train_samples"],
-        "epoch_samples": epoch_steps * batch_size, **extra, **step.details,
+        "mode": "training",
+        "batch_size": batch_size,
+        "train_samples": params["train_samples"],
+        "epoch_samples": epoch_steps * batch_size,
+        **extra,
+        **step.details,
     }
     base = dict(workload=NAME, framework=framework, device=device, device_name=device_name, dtype=dtype)
     return [
@@ -94,8 +109,15 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     counts = fm.param_counts_torch(model)
     step = torch_step(model, data.x, data.y, params["batch_size"], ctx.device)
     return training_records(
-        framework="torch", step=step, sync=sync, sync_name=sync_name, threads=tb.threads(), device=ctx.device,
-        device_name=tb.device_name(ctx.device, ctx.cpu_name), dtype="fp32", params=params,
+        framework="torch",
+        step=step,
+        sync=sync,
+        sync_name=sync_name,
+        threads=tb.threads(),
+        device=ctx.device,
+        device_name=tb.device_name(ctx.device, ctx.cpu_name),
+        dtype="fp32",
+        params=params,
         extra={"data": data.source, "data_note": data.note, "parameters": counts.total},
     )
 
@@ -110,8 +132,15 @@ register(
         run=run,
         suites=("standard", "full"),
         plots=PLOTS,
-        score=(ScorePart("cnn-torch", "training", "throughput", {"batch_size": 256},
-                         "Fashion-MNIST CNN training, batch 256, samples/s (PyTorch)"),),
+        score=(
+            ScorePart(
+                "cnn-torch",
+                "training",
+                "throughput",
+                {"batch_size": 256},
+                "Fashion-MNIST CNN training, batch 256, samples/s (PyTorch)",
+            ),
+        ),
         derived=FROM_TOTAL_TIME,
     )
 )

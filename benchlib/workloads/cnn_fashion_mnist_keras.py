@@ -26,8 +26,15 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     step = keras_step(lambda: fm.keras_model(keras), data.x, data.y, params["batch_size"], tf_device)
     return training_records(
         # train_on_batch returns numpy values, so every step ends synchronised.
-        framework="tensorflow", step=step, sync=lambda: None, sync_name=tfb.SYNC_NAME, threads=tfb.threads(),
-        device=device, device_name=tfb.device_name(tf_device, ctx.cpu_name), dtype="fp32", params=params,
+        framework="tensorflow",
+        step=step,
+        sync=lambda: None,
+        sync_name=tfb.SYNC_NAME,
+        threads=tfb.threads(),
+        device=device,
+        device_name=tfb.device_name(tf_device, ctx.cpu_name),
+        dtype="fp32",
+        params=params,
         extra={"data": data.source, "data_note": data.note, "parameters": counts.total},
     )
 
@@ -42,8 +49,15 @@ register(
         run=run,
         suites=("standard", "full"),
         plots=PLOTS,
-        score=(ScorePart("cnn-tensorflow", "training", "throughput", {"batch_size": 256},
-                         "Fashion-MNIST CNN training, batch 256, samples/s (Keras on TensorFlow)"),),
+        score=(
+            ScorePart(
+                "cnn-tensorflow",
+                "training",
+                "throughput",
+                {"batch_size": 256},
+                "Fashion-MNIST CNN training, batch 256, samples/s (Keras on TensorFlow)",
+            ),
+        ),
         derived=FROM_TOTAL_TIME,
         formerly=(NAME,),
     )

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
-from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.core.timing import Timer
+from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import Chart, Plot, RunContext, Workload, WorkRate, register
 from benchlib.workloads._record import stats_of
 
@@ -45,7 +45,10 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     sync, sync_name = tb.sync_function(ctx.device)
     shape = shape_for(params["scale"])
     conv = torch.nn.Conv2d(
-        shape["channels"], shape["filters"], shape["kernel"], stride=shape["stride"],
+        shape["channels"],
+        shape["filters"],
+        shape["kernel"],
+        stride=shape["stride"],
         padding=shape["kernel"] // 2,  # TF's SAME for an odd kernel at stride 2 gives the same output size
         bias=False,
     ).to(ctx.device)
@@ -56,9 +59,15 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         m = timer.measure(**params["timer"])
     return [
         MeasurementRecord(
-            workload="conv2d", framework="torch", device=out.device.type,
-            device_name=tb.device_name(ctx.device, ctx.cpu_name), dtype="fp32",
-            params={"scale": params["scale"], **shape}, metric=METRIC, value=m.median * 1e3, stats=stats_of(m),
+            workload="conv2d",
+            framework="torch",
+            device=out.device.type,
+            device_name=tb.device_name(ctx.device, ctx.cpu_name),
+            dtype="fp32",
+            params={"scale": params["scale"], **shape},
+            metric=METRIC,
+            value=m.median * 1e3,
+            stats=stats_of(m),
         )
     ]
 
@@ -75,7 +84,13 @@ register(
             "full": {"scale": 1.0, "timer": {"warmup_s": 1.0, "max_time_s": 4.0}},
         },
         run=run,
-        plots=(Plot(Chart("conv2d", "Convolution forward time", "input"), "time", "batch {param_batch}, {param_side}×{param_side} px"),),
+        plots=(
+            Plot(
+                Chart("conv2d", "Convolution forward time", "input"),
+                "time",
+                "batch {param_batch}, {param_side}×{param_side} px",
+            ),
+        ),
         # What a reported time would mean if the convolution really ran: the seed's TPU figure can't.
         derived=(WorkRate("implied throughput", "TFLOP/s", of="time", work=flops, work_unit="FLOP", scale=1e-12),),
     )

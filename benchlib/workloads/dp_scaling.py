@@ -13,8 +13,13 @@ from benchlib.workloads import Chart, Plot, Workload, register
 
 NAME = "dp-scaling"
 EFFICIENCY = Metric(name=SCALING_EFFICIENCY, unit="fraction of linear", higher_is_better=True)
-CHART = Chart(NAME, "Scaling efficiency of data-parallel training", "setup",
-              axis_title="efficiency (1 = linear scaling)", rule_at=1.0)
+CHART = Chart(
+    NAME,
+    "Scaling efficiency of data-parallel training",
+    "setup",
+    axis_title="efficiency (1 = linear scaling)",
+    rule_at=1.0,
+)
 # Shown on the multi-GPU guide, not on the Results page: declared here, not in `plots`.
 PLOT = Plot(CHART, EFFICIENCY.name, "{framework_name} · {param_world_size} devices · {param_interconnect}")
 

@@ -24,9 +24,9 @@ import numpy as np
 
 from benchlib.backends import require
 from benchlib.backends import torch_backend as tb
+from benchlib.core.timing import Measurement
 from benchlib.models.vision import TORCHVISION
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.core.timing import Measurement
 from benchlib.workloads import Plot, Ratio, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 from benchlib.workloads.amp import CHART as AMP_CHART
@@ -37,12 +37,39 @@ CAT_BREEDS = ("Abyssinian", "Bengal", "Persian", "Siamese")
 DOG_BREEDS = ("beagle", "boxer", "pug", "samoyed")
 
 SIZES: dict[str, dict[str, Any]] = {
-    "quick": {"arch": "resnet34", "pretrained": False, "images": 40, "image_side": 32, "batch_sizes": [16],
-              "precisions": ["fp32", "fp16"], "warmup_epochs": 0, "epochs": 1, "num_workers": 0},
-    "standard": {"arch": "resnet34", "pretrained": False, "images": 320, "image_side": 64, "batch_sizes": [16, 64, 256],
-                 "precisions": ["fp32", "fp16"], "warmup_epochs": 1, "epochs": 1, "num_workers": None},
-    "full": {"arch": "resnet34", "pretrained": False, "images": 2500, "image_side": 224, "batch_sizes": [16, 64, 256],
-             "precisions": ["fp32", "fp16"], "warmup_epochs": 1, "epochs": 2, "num_workers": None},
+    "quick": {
+        "arch": "resnet34",
+        "pretrained": False,
+        "images": 40,
+        "image_side": 32,
+        "batch_sizes": [16],
+        "precisions": ["fp32", "fp16"],
+        "warmup_epochs": 0,
+        "epochs": 1,
+        "num_workers": 0,
+    },
+    "standard": {
+        "arch": "resnet34",
+        "pretrained": False,
+        "images": 320,
+        "image_side": 64,
+        "batch_sizes": [16, 64, 256],
+        "precisions": ["fp32", "fp16"],
+        "warmup_epochs": 1,
+        "epochs": 1,
+        "num_workers": None,
+    },
+    "full": {
+        "arch": "resnet34",
+        "pretrained": False,
+        "images": 2500,
+        "image_side": 224,
+        "batch_sizes": [16, 64, 256],
+        "precisions": ["fp32", "fp16"],
+        "warmup_epochs": 1,
+        "epochs": 2,
+        "num_workers": None,
+    },
 }
 
 
@@ -77,9 +104,9 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     # fastai calls torch.jit.script, which torch 2.14 deprecates: a FutureWarning per run that
     # says nothing about this measurement.
     warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*deprecated", category=FutureWarning)
+    import torchvision.models
     from fastai.callback.core import Callback
     from fastai.vision.all import ImageDataLoaders, Resize, aug_transforms, error_rate, vision_learner
-    import torchvision.models
 
     sync, sync_name = tb.sync_function(ctx.device)
     name = tb.device_name(ctx.device, ctx.cpu_name)
@@ -112,22 +139,47 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         for precision in params["precisions"]:
             for bs in params["batch_sizes"]:
                 settings = {
-                    "mode": "training", "arch": arch_name, "pretrained": params["pretrained"], "batch_size": bs,
-                    "image_side": params["image_side"], "images": len(files), "valid_pct": 0.2,
-                    "num_workers": workers, "epochs": params["epochs"], "warmup_epochs": params["warmup_epochs"],
+                    "mode": "training",
+                    "arch": arch_name,
+                    "pretrained": params["pretrained"],
+                    "batch_size": bs,
+                    "image_side": params["image_side"],
+                    "images": len(files),
+                    "valid_pct": 0.2,
+                    "num_workers": workers,
+                    "epochs": params["epochs"],
+                    "warmup_epochs": params["warmup_epochs"],
                     "data": "synthetic",
                 }
-                base = dict(workload=NAME, framework="fastai", device=ctx.device, device_name=name, dtype=precision,
-                            params=settings, metric=EPOCH_TIME)
+                base = dict(
+                    workload=NAME,
+                    framework="fastai",
+                    device=ctx.device,
+                    device_name=name,
+                    dtype=precision,
+                    params=settings,
+                    metric=EPOCH_TIME,
+                )
                 if precision == "fp16" and ctx.device != "cuda":
-                    records.append(MeasurementRecord(
-                        **base, status="skipped",
-                        message=f"{NAME}: to_fp16 needs CUDA (fastai's MixedPrecision uses CUDA autocast); this run is on {ctx.device}",
-                    ))
+                    records.append(
+                        MeasurementRecord(
+                            **base,
+                            status="skipped",
+                            message=f"{NAME}: to_fp16 needs CUDA (fastai's MixedPrecision uses CUDA autocast); this run is on {ctx.device}",
+                        )
+                    )
                     continue
                 dls = ImageDataLoaders.from_name_func(
-                    tmp, files, is_cat, valid_pct=0.2, seed=42, item_tfms=Resize(params["image_side"]),
-                    batch_tfms=aug_transforms(), bs=bs, num_workers=workers, device=torch.device(ctx.device),
+                    tmp,
+                    files,
+                    is_cat,
+                    valid_pct=0.2,
+                    seed=42,
+                    item_tfms=Resize(params["image_side"]),
+                    batch_tfms=aug_transforms(),
+                    bs=bs,
+                    num_workers=workers,
+                    device=torch.device(ctx.device),
                 )
                 learn = vision_learner(dls, arch, pretrained=params["pretrained"], metrics=error_rate)
                 if precision == "fp16":
@@ -141,11 +193,23 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
                         raise RuntimeError(f"{precision} at batch size {bs}: {type(exc).__name__}: {exc}") from exc
                     del learn, dls
                     tb.empty_cache(ctx.device)
-                    records.append(MeasurementRecord(**base, status="oom", message=f"{NAME}: out of memory at batch size {bs} ({precision}): {exc}"))
+                    records.append(
+                        MeasurementRecord(
+                            **base,
+                            status="oom",
+                            message=f"{NAME}: out of memory at batch size {bs} ({precision}): {exc}",
+                        )
+                    )
                     continue
                 warm, timed = timer.times[: params["warmup_epochs"]], timer.times[params["warmup_epochs"] :]
-                m = Measurement(times=tuple(timed), number_per_sample=1, warmup_s=sum(warm), sync=sync_name,
-                                threads=tb.threads(), label=f"{NAME} {precision} bs{bs}")
+                m = Measurement(
+                    times=tuple(timed),
+                    number_per_sample=1,
+                    warmup_s=sum(warm),
+                    sync=sync_name,
+                    threads=tb.threads(),
+                    label=f"{NAME} {precision} bs{bs}",
+                )
                 records.append(MeasurementRecord(**base, value=m.median, stats=stats_of(m)))
     return records
 
@@ -161,8 +225,19 @@ register(
         suites=("standard", "full"),
         # to_fp16's gain: fp32 time over fp16 time at the same batch size, in the same run (or source).
         plots=(Plot(AMP_CHART, "speedup", "fastai to_fp16 · batch {param_batch_size}"),),
-        derived=(Ratio("speedup", "x", over="dtype", numerator="fp32", denominator="fp16", same=("metric", "param_batch_size")),),
-        score=(ScorePart("fastai-resnet34-b64", "training", "epoch_time", {"arch": "resnet34", "batch_size": 64, "image_side": 64},
-                         "fastai resnet34 transfer learning, batch 64, time per epoch"),),
+        derived=(
+            Ratio(
+                "speedup", "x", over="dtype", numerator="fp32", denominator="fp16", same=("metric", "param_batch_size")
+            ),
+        ),
+        score=(
+            ScorePart(
+                "fastai-resnet34-b64",
+                "training",
+                "epoch_time",
+                {"arch": "resnet34", "batch_size": 64, "image_side": 64},
+                "fastai resnet34 transfer learning, batch 64, time per epoch",
+            ),
+        ),
     )
 )

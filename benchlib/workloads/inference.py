@@ -15,9 +15,9 @@ from typing import Any
 
 from benchlib.backends import require
 from benchlib.backends import torch_backend as tb
+from benchlib.core.timing import Measurement, Timer
 from benchlib.models.vision import INPUT_SIDE, torch_classifier
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.core.timing import Measurement, Timer
 from benchlib.workloads import Chart, Plot, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 
@@ -28,30 +28,70 @@ P90 = Metric(name="latency_p90", unit="ms", higher_is_better=False)
 MODELS = ["resnet50", "mobilenet_v2"]
 # One call per sample (target_block_s 0): a sample's time is one request's latency.
 PER_CALL = {"target_block_s": 0.0}
-CHART = Chart(NAME, "Inference latency at batch 1 (p50, tick at p90)", "model", axis_title="ms",
-              label="{value} ms", tick_title="p90")
-PLOTS = (Plot(CHART, "latency_p50", "{param_model} · {framework_name}", where={"param_batch_size": 1},
-              tick_metric="latency_p90"),)
+CHART = Chart(
+    NAME,
+    "Inference latency at batch 1 (p50, tick at p90)",
+    "model",
+    axis_title="ms",
+    label="{value} ms",
+    tick_title="p90",
+)
+PLOTS = (
+    Plot(
+        CHART,
+        "latency_p50",
+        "{param_model} · {framework_name}",
+        where={"param_batch_size": 1},
+        tick_metric="latency_p90",
+    ),
+)
 
 
 def score_parts(framework: str) -> tuple[ScorePart, ...]:
     """Per model: batch-1 median latency and batch-32 images/s, as the standard suite measures them."""
     return tuple(
-        part for model in MODELS for part in (
-            ScorePart(f"{model}-{framework}-b1", "inference", "latency_p50", {"model": model, "batch_size": 1},
-                      f"{model} inference, batch 1, median latency ({framework})"),
-            ScorePart(f"{model}-{framework}-b32", "inference", "throughput", {"model": model, "batch_size": 32},
-                      f"{model} inference, batch 32, images/s ({framework})"),
+        part
+        for model in MODELS
+        for part in (
+            ScorePart(
+                f"{model}-{framework}-b1",
+                "inference",
+                "latency_p50",
+                {"model": model, "batch_size": 1},
+                f"{model} inference, batch 1, median latency ({framework})",
+            ),
+            ScorePart(
+                f"{model}-{framework}-b32",
+                "inference",
+                "throughput",
+                {"model": model, "batch_size": 32},
+                f"{model} inference, batch 32, images/s ({framework})",
+            ),
         )
     )
 
+
 SIZES: dict[str, dict[str, Any]] = {
-    "quick": {"models": MODELS, "batches": [1, 8], "side": INPUT_SIDE,
-              "timer": PER_CALL | {"warmup_s": 0.1, "min_time_s": 0.2, "max_time_s": 1.0, "min_samples": 5}},
-    "standard": {"models": MODELS, "batches": [1, 32], "side": INPUT_SIDE,
-                 "timer": PER_CALL | {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5, "max_samples": 200}},
-    "full": {"models": MODELS, "batches": [1, 128], "side": INPUT_SIDE,
-             "timer": PER_CALL | {"warmup_s": 2.0, "min_time_s": 3.0, "max_time_s": 10.0, "min_samples": 10, "max_samples": 1000}},
+    "quick": {
+        "models": MODELS,
+        "batches": [1, 8],
+        "side": INPUT_SIDE,
+        "timer": PER_CALL | {"warmup_s": 0.1, "min_time_s": 0.2, "max_time_s": 1.0, "min_samples": 5},
+    },
+    "standard": {
+        "models": MODELS,
+        "batches": [1, 32],
+        "side": INPUT_SIDE,
+        "timer": PER_CALL
+        | {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5, "max_samples": 200},
+    },
+    "full": {
+        "models": MODELS,
+        "batches": [1, 128],
+        "side": INPUT_SIDE,
+        "timer": PER_CALL
+        | {"warmup_s": 2.0, "min_time_s": 3.0, "max_time_s": 10.0, "min_samples": 10, "max_samples": 1000},
+    },
 }
 
 
@@ -66,7 +106,11 @@ def inference_records(
     *, framework: str, model: str, batch: int, m: Measurement, device: str, device_name: str, extra: dict[str, Any]
 ) -> list[MeasurementRecord]:
     base = dict(
-        workload=NAME, framework=framework, device=device, device_name=device_name, dtype="fp32",
+        workload=NAME,
+        framework=framework,
+        device=device,
+        device_name=device_name,
+        dtype="fp32",
         params={"mode": "inference", "model": model, "batch_size": batch, "data": "synthetic", **extra},
     )
     return [
@@ -103,9 +147,15 @@ def each_model(
 def oom_record(framework: str, device: str, device_name: str) -> Callable[[str, int, str], MeasurementRecord]:
     def failed(model: str, batch: int, message: str) -> MeasurementRecord:
         return MeasurementRecord(
-            workload=NAME, framework=framework, device=device, device_name=device_name, dtype="fp32",
-            params={"mode": "inference", "model": model, "batch_size": batch}, metric=THROUGHPUT,
-            status="oom", message=message,
+            workload=NAME,
+            framework=framework,
+            device=device,
+            device_name=device_name,
+            dtype="fp32",
+            params={"mode": "inference", "model": model, "batch_size": batch},
+            metric=THROUGHPUT,
+            status="oom",
+            message=message,
         )
 
     return failed
@@ -122,10 +172,18 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         model = torch_classifier(model_name).to(ctx.device).eval()
         x = torch.randn(batch, 3, side, side, device=ctx.device)
         with torch.inference_mode():
-            m = Timer(lambda: model(x), sync=sync, sync_name=sync_name, threads=tb.threads(),
-                      label=f"{model_name} b{batch}").measure(**params["timer"])
-        return inference_records(framework="torch", model=model_name, batch=batch, m=m, device=ctx.device,
-                                 device_name=name, extra={"side": side})
+            m = Timer(
+                lambda: model(x), sync=sync, sync_name=sync_name, threads=tb.threads(), label=f"{model_name} b{batch}"
+            ).measure(**params["timer"])
+        return inference_records(
+            framework="torch",
+            model=model_name,
+            batch=batch,
+            m=m,
+            device=ctx.device,
+            device_name=name,
+            extra={"side": side},
+        )
 
     def oom(exc: BaseException) -> bool:
         if tb.is_oom(exc):

@@ -13,11 +13,20 @@ from typing import Any
 import numpy as np
 
 from benchlib.backends import tf_backend as tfb
+from benchlib.core.timing import Timer
 from benchlib.models.vision import keras_classifier
 from benchlib.results.schema import MeasurementRecord
-from benchlib.core.timing import Timer
 from benchlib.workloads import RunContext, Workload, register
-from benchlib.workloads.inference import NAME, PLOTS, SIZES, THROUGHPUT, each_model, inference_records, oom_record, score_parts
+from benchlib.workloads.inference import (
+    NAME,
+    PLOTS,
+    SIZES,
+    THROUGHPUT,
+    each_model,
+    inference_records,
+    oom_record,
+    score_parts,
+)
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -33,10 +42,21 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
             model = keras_classifier(keras, model_name, side)
             x = tf.constant(rng.standard_normal((batch, side, side, 3), dtype=np.float32))
             infer = tf.function(lambda images: model(images, training=False))
-            m = Timer(lambda: tfb.fetch(infer(x)), sync_name=tfb.SYNC_NAME, threads=tfb.threads(),
-                      label=f"{model_name} b{batch}").measure(**params["timer"])
-        return inference_records(framework="tensorflow", model=model_name, batch=batch, m=m, device=device,
-                                 device_name=name, extra={"side": side, "call": "tf.function"})
+            m = Timer(
+                lambda: tfb.fetch(infer(x)),
+                sync_name=tfb.SYNC_NAME,
+                threads=tfb.threads(),
+                label=f"{model_name} b{batch}",
+            ).measure(**params["timer"])
+        return inference_records(
+            framework="tensorflow",
+            model=model_name,
+            batch=batch,
+            m=m,
+            device=device,
+            device_name=name,
+            extra={"side": side, "call": "tf.function"},
+        )
 
     return each_model(params, measure, tfb.is_oom, oom_record("tensorflow", device, name))
 

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
+from benchlib.core.timing import Timer
 from benchlib.models.llama import model_label, parameter_count, random_llama, require_transformers
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.core.timing import Timer
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
@@ -41,26 +41,73 @@ PER_CALL = {"target_block_s": 0.0}
 SETTING = "{param_model} · batch {param_batch_size} · {dtype}"
 TIMER_QUICK = PER_CALL | {"warmup_s": 0.05, "min_time_s": 0.2, "max_time_s": 0.5, "min_samples": 3}
 SIZES: dict[str, dict[str, Any]] = {
-    "quick": {"model": {"hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 2,
-                        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 8192},
-              "batches": [1, 8], "prompt_len": 64, "new_tokens": 16, "accelerator_dtypes": ["bf16", "fp16"],
-              "timer": TIMER_QUICK},
-    "standard": {"model": {"hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 8,
-                           "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000},
-                 "batches": [1, 8], "prompt_len": 512, "new_tokens": 64, "accelerator_dtypes": ["bf16", "fp16"],
-                 "timer": PER_CALL | {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5}},
+    "quick": {
+        "model": {
+            "hidden_size": 256,
+            "intermediate_size": 688,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "vocab_size": 8192,
+        },
+        "batches": [1, 8],
+        "prompt_len": 64,
+        "new_tokens": 16,
+        "accelerator_dtypes": ["bf16", "fp16"],
+        "timer": TIMER_QUICK,
+    },
+    "standard": {
+        "model": {
+            "hidden_size": 1024,
+            "intermediate_size": 2816,
+            "num_hidden_layers": 8,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "vocab_size": 32000,
+        },
+        "batches": [1, 8],
+        "prompt_len": 512,
+        "new_tokens": 64,
+        "accelerator_dtypes": ["bf16", "fp16"],
+        "timer": PER_CALL | {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5},
+    },
     # TinyLlama-1.1B's shape: 22 layers, 2048 wide, 32 query and 4 key/value heads.
-    "full": {"model": {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 22,
-                       "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000},
-             "batches": [1, 8], "prompt_len": 1024, "new_tokens": 128, "accelerator_dtypes": ["bf16", "fp16"],
-             "timer": PER_CALL | {"warmup_s": 1.0, "min_time_s": 3.0, "max_time_s": 10.0, "min_samples": 5}},
+    "full": {
+        "model": {
+            "hidden_size": 2048,
+            "intermediate_size": 5632,
+            "num_hidden_layers": 22,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 4,
+            "vocab_size": 32000,
+        },
+        "batches": [1, 8],
+        "prompt_len": 1024,
+        "new_tokens": 128,
+        "accelerator_dtypes": ["bf16", "fp16"],
+        "timer": PER_CALL | {"warmup_s": 1.0, "min_time_s": 3.0, "max_time_s": 10.0, "min_samples": 5},
+    },
 }
-SETTING_ORDER = tuple(f"{model_label(p['model'])} · batch {b} · {d}"
-                      for p in SIZES.values() for d in ("fp32", "bf16", "fp16") for b in p["batches"])
-PREFILL_CHART = Chart("llm_prefill", "LLM prefill: prompt tokens/s (random-weight Llama-style model)",
-                      "model · batch · dtype", axis_title="prompt tokens/s", setting_order=SETTING_ORDER)
-DECODE_CHART = Chart("llm_decode", "LLM decode with a KV cache: generated tokens/s (random-weight Llama-style model)",
-                     "model · batch · dtype", axis_title="generated tokens/s", setting_order=SETTING_ORDER)
+SETTING_ORDER = tuple(
+    f"{model_label(p['model'])} · batch {b} · {d}"
+    for p in SIZES.values()
+    for d in ("fp32", "bf16", "fp16")
+    for b in p["batches"]
+)
+PREFILL_CHART = Chart(
+    "llm_prefill",
+    "LLM prefill: prompt tokens/s (random-weight Llama-style model)",
+    "model · batch · dtype",
+    axis_title="prompt tokens/s",
+    setting_order=SETTING_ORDER,
+)
+DECODE_CHART = Chart(
+    "llm_decode",
+    "LLM decode with a KV cache: generated tokens/s (random-weight Llama-style model)",
+    "model · batch · dtype",
+    axis_title="generated tokens/s",
+    setting_order=SETTING_ORDER,
+)
 PLOTS = (Plot(PREFILL_CHART, PREFILL.name, SETTING), Plot(DECODE_CHART, DECODE.name, SETTING))
 
 
@@ -103,8 +150,15 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     dtype = tb.accelerator_dtype(ctx.device, params["accelerator_dtypes"], NAME)
     prompt_len, new_tokens = params["prompt_len"], params["new_tokens"]
     llama = random_llama(params["model"], ctx.device, prompt_len + new_tokens).to(tb.torch_dtype(dtype)).eval()
-    common = {"model": model_label(params["model"]), **params["model"], "parameters": parameter_count(llama),
-              "prompt_len": prompt_len, "new_tokens": new_tokens, "cache": "DynamicCache", "data": "synthetic"}
+    common = {
+        "model": model_label(params["model"]),
+        **params["model"],
+        "parameters": parameter_count(llama),
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "cache": "DynamicCache",
+        "data": "synthetic",
+    }
     base = dict(workload=NAME, framework="torch", device=ctx.device, device_name=name, dtype=dtype)
     records = []
     torch.manual_seed(1)
@@ -113,12 +167,19 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         with torch.inference_mode():
             prefill, decode = phases(llama, prompt, new_tokens)
             for metric, fn, tokens in ((PREFILL, prefill, batch * prompt_len), (DECODE, decode, batch * new_tokens)):
-                m = Timer(fn, sync=sync, sync_name=sync_name, threads=tb.threads(),
-                          label=f"{NAME} {metric.name} b{batch}").measure(**params["timer"])
-                records.append(MeasurementRecord(
-                    **base, metric=metric, value=tokens / m.median, stats=stats_of(m),
-                    params=common | {"batch_size": batch, "phase": metric.name.split("_")[0], "ms_per_call": m.median * 1e3},
-                ))
+                m = Timer(
+                    fn, sync=sync, sync_name=sync_name, threads=tb.threads(), label=f"{NAME} {metric.name} b{batch}"
+                ).measure(**params["timer"])
+                records.append(
+                    MeasurementRecord(
+                        **base,
+                        metric=metric,
+                        value=tokens / m.median,
+                        stats=stats_of(m),
+                        params=common
+                        | {"batch_size": batch, "phase": metric.name.split("_")[0], "ms_per_call": m.median * 1e3},
+                    )
+                )
             del prefill, decode
         tb.empty_cache(ctx.device)
     return records

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
-from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.catalog.gpus import peak_tflops
 from benchlib.core.timing import Timer
+from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
@@ -36,7 +36,10 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
             out = torch.empty(n, n, device=ctx.device, dtype=tb.torch_dtype(dtype))
             timer = Timer(
                 lambda a=a, b=b, out=out: torch.matmul(a, b, out=out),
-                sync=sync, sync_name=sync_name, threads=tb.threads(), label=f"matmul {n} {dtype}",
+                sync=sync,
+                sync_name=sync_name,
+                threads=tb.threads(),
+                label=f"matmul {n} {dtype}",
             )
             m = timer.measure(**params["timer"])
             tflops = 2 * n**3 / m.median / 1e12
@@ -46,8 +49,15 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         tflops, n, m, ran_on = best
         records.append(
             MeasurementRecord(
-                workload="matmul", framework="torch", device=ran_on, device_name=name, dtype=dtype,
-                params={"n": n, "sizes": params["sizes"]}, metric=METRIC, value=tflops, stats=stats_of(m),
+                workload="matmul",
+                framework="torch",
+                device=ran_on,
+                device_name=name,
+                dtype=dtype,
+                params={"n": n, "sizes": params["sizes"]},
+                metric=METRIC,
+                value=tflops,
+                stats=stats_of(m),
                 peak=peak_tflops(name, dtype) if ran_on != "cpu" else None,
             )
         )

@@ -15,13 +15,25 @@ NAME = "training_throughput"
 THROUGHPUT = Metric(name="throughput", unit="images/s", higher_is_better=True)
 PER_DOLLAR = PerDollar("images per dollar", "images/$", of=THROUGHPUT.name)
 OF_FASTEST = Relative("relative to the fastest", of=THROUGHPUT.name, same=("dtype", "param_model"))
-RESNET50_CHART = Chart("resnet50-throughput", "ResNet-50 training throughput (reported)", "precision",
-                       axis_title="images/s", setting_order=("FP32", "AMP"))
+RESNET50_CHART = Chart(
+    "resnet50-throughput",
+    "ResNet-50 training throughput (reported)",
+    "precision",
+    axis_title="images/s",
+    setting_order=("FP32", "AMP"),
+)
 # Plotted on the buying guide, not on the Results page: these are declared here, not in `plots`.
 RESNET50 = Plot(RESNET50_CHART, THROUGHPUT.name, "{param_precision}", where={"param_model": "resnet50"})
-PRICE_CHART = Chart("price-performance", "Price-performance: ResNet-50 images per dollar", "price",
-                    axis_title="ResNet-50 training images per dollar", setting_order=("list price", "price range, low end"))
-PRICE_PERFORMANCE = Plot(PRICE_CHART, PER_DOLLAR.metric, "{price_kind}", where={"param_model": "resnet50", "dtype": "fp16"})
+PRICE_CHART = Chart(
+    "price-performance",
+    "Price-performance: ResNet-50 images per dollar",
+    "price",
+    axis_title="ResNet-50 training images per dollar",
+    setting_order=("list price", "price range, low end"),
+)
+PRICE_PERFORMANCE = Plot(
+    PRICE_CHART, PER_DOLLAR.metric, "{price_kind}", where={"param_model": "resnet50", "dtype": "fp16"}
+)
 
 WORKLOAD = register(
     Workload(

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
+from benchlib.core.timing import Timer
 from benchlib.models.llama import model_label, parameter_count, random_llama, require_transformers
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.core.timing import Timer
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
@@ -40,22 +40,61 @@ LEARNING_RATE = 1e-4
 TIMER_QUICK = {"warmup_s": 0.05, "min_time_s": 0.2, "max_time_s": 0.5, "min_samples": 3}
 ALL_DTYPES = ["fp32", "bf16", "fp16"]
 SIZES: dict[str, dict[str, Any]] = {
-    "quick": {"model": {"hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 2,
-                        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 4096},
-              "batch_size": 4, "seq_len": 128, "dtypes": ALL_DTYPES, "modes": [EAGER], "timer": TIMER_QUICK},
-    "standard": {"model": {"hidden_size": 768, "intermediate_size": 2048, "num_hidden_layers": 6,
-                           "num_attention_heads": 12, "num_key_value_heads": 4, "vocab_size": 32000},
-                 "batch_size": 8, "seq_len": 512, "dtypes": ALL_DTYPES, "modes": [EAGER, COMPILED],
-                 "timer": {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5}},
-    "full": {"model": {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 8,
-                       "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000},
-             "batch_size": 8, "seq_len": 1024, "dtypes": ALL_DTYPES, "modes": [EAGER, COMPILED],
-             "timer": {"warmup_s": 2.0, "min_time_s": 3.0, "max_time_s": 10.0, "min_samples": 5}},
+    "quick": {
+        "model": {
+            "hidden_size": 256,
+            "intermediate_size": 688,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "vocab_size": 4096,
+        },
+        "batch_size": 4,
+        "seq_len": 128,
+        "dtypes": ALL_DTYPES,
+        "modes": [EAGER],
+        "timer": TIMER_QUICK,
+    },
+    "standard": {
+        "model": {
+            "hidden_size": 768,
+            "intermediate_size": 2048,
+            "num_hidden_layers": 6,
+            "num_attention_heads": 12,
+            "num_key_value_heads": 4,
+            "vocab_size": 32000,
+        },
+        "batch_size": 8,
+        "seq_len": 512,
+        "dtypes": ALL_DTYPES,
+        "modes": [EAGER, COMPILED],
+        "timer": {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5},
+    },
+    "full": {
+        "model": {
+            "hidden_size": 2048,
+            "intermediate_size": 5632,
+            "num_hidden_layers": 8,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "vocab_size": 32000,
+        },
+        "batch_size": 8,
+        "seq_len": 1024,
+        "dtypes": ALL_DTYPES,
+        "modes": [EAGER, COMPILED],
+        "timer": {"warmup_s": 2.0, "min_time_s": 3.0, "max_time_s": 10.0, "min_samples": 5},
+    },
 }
-CHART = Chart(NAME, "Llama-style decoder training step (random weights)", "model · precision · mode",
-              axis_title="tokens/s",
-              setting_order=tuple(f"{model_label(p['model'])} · {d} · {m}" for p in SIZES.values()
-                                  for d in ALL_DTYPES for m in (EAGER, COMPILED)))
+CHART = Chart(
+    NAME,
+    "Llama-style decoder training step (random weights)",
+    "model · precision · mode",
+    axis_title="tokens/s",
+    setting_order=tuple(
+        f"{model_label(p['model'])} · {d} · {m}" for p in SIZES.values() for d in ALL_DTYPES for m in (EAGER, COMPILED)
+    ),
+)
 PLOTS = (Plot(CHART, METRIC.name, "{param_model} · {dtype} · {param_compile}"),)
 
 
@@ -105,19 +144,30 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     available = ["fp32", *(d for d in tb.supported_dtypes(ctx.device) if d in MIXED)]
     torch.manual_seed(1)
     ids = torch.randint(0, params["model"]["vocab_size"], (batch, seq_len), device=ctx.device)
-    common = {"model": model_label(params["model"]), **params["model"], "batch_size": batch, "seq_len": seq_len,
-              "optimizer": "AdamW", "data": "synthetic"}
+    common = {
+        "model": model_label(params["model"]),
+        **params["model"],
+        "batch_size": batch,
+        "seq_len": seq_len,
+        "optimizer": "AdamW",
+        "data": "synthetic",
+    }
     base = dict(workload=NAME, framework="torch", device=ctx.device, device_name=name, metric=METRIC)
     records = []
     for dtype in params["dtypes"]:
         for mode in params["modes"]:
             setting = common | {"compile": mode, "autocast": dtype in MIXED, "grad_scaler": dtype == "fp16"}
             if dtype not in available:
-                records.append(MeasurementRecord(
-                    **base, dtype=dtype, params=setting, status="skipped",
-                    message=f"{NAME}: {dtype} mixed precision is not available on {name}: autocast here runs only "
-                            f"{', '.join(available)} (fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)",
-                ))
+                records.append(
+                    MeasurementRecord(
+                        **base,
+                        dtype=dtype,
+                        params=setting,
+                        status="skipped",
+                        message=f"{NAME}: {dtype} mixed precision is not available on {name}: autocast here runs only "
+                        f"{', '.join(available)} (fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)",
+                    )
+                )
                 continue
             llama = random_llama(params["model"], ctx.device, seq_len).train()
             setting["parameters"] = parameter_count(llama)
@@ -128,18 +178,29 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
             if mode == COMPILED:
                 compile_s, failure = first_compiled_step(step, sync)
                 if failure is not None:
-                    records.append(MeasurementRecord(
-                        **base, dtype=dtype, params=setting, status="skipped",
-                        message=f"{NAME}: torch.compile doesn't work here for {dtype} on {name}: {failure}",
-                    ))
+                    records.append(
+                        MeasurementRecord(
+                            **base,
+                            dtype=dtype,
+                            params=setting,
+                            status="skipped",
+                            message=f"{NAME}: torch.compile doesn't work here for {dtype} on {name}: {failure}",
+                        )
+                    )
                     continue
                 setting["compile_s"] = round(compile_s, 3)
-            m = Timer(step, sync=sync, sync_name=sync_name, threads=tb.threads(),
-                      label=f"{NAME} {dtype} {mode}").measure(**params["timer"])
-            records.append(MeasurementRecord(
-                **base, dtype=dtype, params=setting | {"step_ms": m.median * 1e3}, value=batch * seq_len / m.median,
-                stats=stats_of(m),
-            ))
+            m = Timer(
+                step, sync=sync, sync_name=sync_name, threads=tb.threads(), label=f"{NAME} {dtype} {mode}"
+            ).measure(**params["timer"])
+            records.append(
+                MeasurementRecord(
+                    **base,
+                    dtype=dtype,
+                    params=setting | {"step_ms": m.median * 1e3},
+                    value=batch * seq_len / m.median,
+                    stats=stats_of(m),
+                )
+            )
             del llama, step
             tb.empty_cache(ctx.device)
     return records
@@ -150,7 +211,7 @@ register(
         name=NAME,
         framework="torch",
         description="Training step (forward, backward, AdamW) of a random-weight Llama-style decoder in tokens/s: "
-                    "fp32, bf16 and fp16 mixed precision, eager and torch.compile.",
+        "fp32, bf16 and fp16 mixed precision, eager and torch.compile.",
         metric=METRIC,
         sizes=SIZES,
         run=run,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchlib.backends import torch_backend as tb
-from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.core.timing import Timer
+from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import Chart, Plot, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 

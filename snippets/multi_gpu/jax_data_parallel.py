@@ -43,7 +43,7 @@ def train_step(params, x, y):
 
 params = jax.device_put(init(jax.random.key(0)), copied)
 rng = np.random.default_rng(0)
-for step in range(int(os.environ.get("STEPS", "100"))):
+for _ in range(int(os.environ.get("STEPS", "100"))):
     x = rng.standard_normal((batch, 784), dtype=np.float32)  # your batches here
     y = x[:, :10].argmax(axis=1).astype(np.int32)
     x, y = jax.device_put(x, split), jax.device_put(y, split)

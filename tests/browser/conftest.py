@@ -33,8 +33,14 @@ from site_samples import write_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-quic",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
 ]
 LOCAL_HOSTS = {"127.0.0.1"}
 
@@ -56,8 +62,14 @@ BUILDERS = ("mkdocs", "zensical")
 
 def build_site(builder: str, site_dir: Path, origin: str, results_dir: Path, measure: str = "quick") -> None:
     """Build the site with ``builder`` into ``site_dir``; a failed build fails the test with its output."""
-    env = {**os.environ, "SITE_URL": origin, "BENCHLIB_RESULTS_DIR": str(results_dir),
-           "BENCHLIB_MEASURE": measure, "NO_MKDOCS_2_WARNING": "1", "SITE_DIR": str(site_dir)}
+    env = {
+        **os.environ,
+        "SITE_URL": origin,
+        "BENCHLIB_RESULTS_DIR": str(results_dir),
+        "BENCHLIB_MEASURE": measure,
+        "NO_MKDOCS_2_WARNING": "1",
+        "SITE_DIR": str(site_dir),
+    }
     if builder == "mkdocs":
         command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)]
     else:  # zensical build has no -d; it reads site_dir from mkdocs.yml, which takes $SITE_DIR

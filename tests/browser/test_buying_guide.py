@@ -44,10 +44,14 @@ def test_charts_draw_from_local_scripts_and_keep_their_data_tables(guide, page_l
     assert figures.count() >= 3
     for i in range(figures.count()):
         figure = figures.nth(i)
-        guide.wait_for_function("f => f.classList.contains('bench-chart--live')", arg=figure.element_handle(),
-                                timeout=CHART_TIMEOUT_MS)
+        guide.wait_for_function(
+            "f => f.classList.contains('bench-chart--live')", arg=figure.element_handle(), timeout=CHART_TIMEOUT_MS
+        )
         assert figure.locator(".bench-chart__fallback svg").count() == 1, "every chart keeps its static SVG"
-        assert figure.locator("figcaption a[href^='http']").count() >= 1 or "specs" in figure.locator("figcaption").inner_text()
+        assert (
+            figure.locator("figcaption a[href^='http']").count() >= 1
+            or "specs" in figure.locator("figcaption").inner_text()
+        )
     details = guide.locator("details.bench-chart__data")
     assert details.count() == figures.count()
     details.first.locator("summary").click()
@@ -72,4 +76,3 @@ def test_recommendations_start_free_and_carry_dated_prices(guide):
     prices = [float(m) for m in re.findall(r"\$(\d+\.\d\d)", " ".join(rent.all_inner_texts()))]
     assert prices and prices[0] == min(prices), "cheapest listed price first"
     assert guide.locator("ul.fg-advice[data-guide='dettmers-2023'] .fg-badge--unverified").count() >= 1
-

@@ -70,12 +70,28 @@ BLOCKS = snippet_blocks()
 
 def test_the_guide_pages_include_their_snippets() -> None:
     pages = {page for page, _, _ in BLOCKS}
-    assert {"platforms/colab/", "platforms/kaggle/", "guides/what-did-i-get/", "guides/tpus/",
-            "guides/staying-connected/", "guides/mixed-precision/"} <= pages
+    assert {
+        "platforms/colab/",
+        "platforms/kaggle/",
+        "guides/what-did-i-get/",
+        "guides/tpus/",
+        "guides/staying-connected/",
+        "guides/mixed-precision/",
+    } <= pages
     included = {snippet for _, _, snippet in BLOCKS}
-    for name in ("check_gpu.py", "check_tpu.py", "profile_hardware.py", "drive_checkpoint.py", "kaggle_persist.py",
-                 "mixed_precision_torch.py", "mixed_precision_keras.py", "mixed_precision_fastai.py",
-                 "keep_alive.js", "run_benchlib.py", "dataloader_shm.py"):
+    for name in (
+        "check_gpu.py",
+        "check_tpu.py",
+        "profile_hardware.py",
+        "drive_checkpoint.py",
+        "kaggle_persist.py",
+        "mixed_precision_torch.py",
+        "mixed_precision_keras.py",
+        "mixed_precision_fastai.py",
+        "keep_alive.js",
+        "run_benchlib.py",
+        "dataloader_shm.py",
+    ):
         assert f"snippets/{name}" in included, name
 
 

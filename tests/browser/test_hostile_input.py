@@ -57,19 +57,27 @@ def hostile_files() -> dict[str, ResultsFile]:
     """Relative path -> results file: a measured GPU run and three reported sources, all hostile."""
     gpu_name = f"GPU {SCRIPT}"
     machine = Machine(
-        id=f"local-{SVG}", label=f"Rig {IMG}", platform=PlatformInfo(name="local", variant=SCRIPT),
+        id=f"local-{SVG}",
+        label=f"Rig {IMG}",
+        platform=PlatformInfo(name="local", variant=SCRIPT),
         accelerators=Accelerators(nvidia=[GPUInfo(index=0, name=gpu_name)]),
         software=Software(python=SCRIPT, torch=IMG, benchlib=CLOSE),
     )
 
     def rec(workload: str, metric: Metric, value: float | None, **kw: object) -> MeasurementRecord:
         kw.setdefault("stats", stats(1e-3) if value is not None else None)
-        return MeasurementRecord(workload=workload, framework="torch", device="cuda", device_name=gpu_name,
-                                 metric=metric, value=value, **kw)
+        return MeasurementRecord(
+            workload=workload, framework="torch", device="cuda", device_name=gpu_name, metric=metric, value=value, **kw
+        )
 
     measured = ResultsFile(
-        run_id=f"run-{MARKDOWN}", created=CREATED, benchlib_version=IMG, methodology_version=SVG, suite=SCRIPT,
-        complete=True, machine=machine,
+        run_id=f"run-{MARKDOWN}",
+        created=CREATED,
+        benchlib_version=IMG,
+        methodology_version=SVG,
+        suite=SCRIPT,
+        complete=True,
+        machine=machine,
         measurements=[
             rec("matmul", TFLOPS, 10.0, dtype=f"fp16 {IMG}", params={"n": 1024}),
             rec("matmul", TFLOPS, 12.0, dtype=MARKDOWN, params={"n": 1024}),
@@ -83,11 +91,26 @@ def hostile_files() -> dict[str, ResultsFile]:
 
     def reported(name: str, url: str) -> ResultsFile:
         return ResultsFile(
-            run_id=f"reported-{name}", created=CREATED, benchlib_version="0.1.0", methodology_version="reported",
-            complete=True, machine=Machine(id=f"reported-{name}", label=f"Old {name} {SCRIPT}"),
-            provenance=Provenance(kind="reported", source_url=url, as_of=date(2020, 1, 1), context=f"context {IMG} {MARKDOWN}"),
-            measurements=[MeasurementRecord(workload="matmul", framework="torch", device="cuda", device_name=f"Old {name} {SVG}",
-                                            dtype="fp16", metric=TFLOPS, value=4.0)],
+            run_id=f"reported-{name}",
+            created=CREATED,
+            benchlib_version="0.1.0",
+            methodology_version="reported",
+            complete=True,
+            machine=Machine(id=f"reported-{name}", label=f"Old {name} {SCRIPT}"),
+            provenance=Provenance(
+                kind="reported", source_url=url, as_of=date(2020, 1, 1), context=f"context {IMG} {MARKDOWN}"
+            ),
+            measurements=[
+                MeasurementRecord(
+                    workload="matmul",
+                    framework="torch",
+                    device="cuda",
+                    device_name=f"Old {name} {SVG}",
+                    dtype="fp16",
+                    metric=TFLOPS,
+                    value=4.0,
+                )
+            ],
         )
 
     return {
@@ -121,8 +144,11 @@ def pages(page, site_url: str) -> list[str]:
 def draw_charts(page) -> int:
     figures = page.locator("figure.bench-chart")
     for i in range(figures.count()):
-        page.wait_for_function("f => f.classList.contains('bench-chart--live')",
-                               arg=figures.nth(i).element_handle(), timeout=CHART_TIMEOUT_MS)
+        page.wait_for_function(
+            "f => f.classList.contains('bench-chart--live')",
+            arg=figures.nth(i).element_handle(),
+            timeout=CHART_TIMEOUT_MS,
+        )
     return figures.count()
 
 
@@ -163,7 +189,9 @@ def test_no_payload_runs_on_any_page_and_the_charts_still_render(page, page_log,
         hovered += hover_every_mark(page)
         for details in page.locator("details.bench-chart__data").all():
             details.locator("summary").click()
-        assert page.evaluate("typeof window.__pwned") == "undefined", f"{url}: payload ran: {page.evaluate('window.__pwned')}"
+        assert page.evaluate("typeof window.__pwned") == "undefined", (
+            f"{url}: payload ran: {page.evaluate('window.__pwned')}"
+        )
         assert page.evaluate(INJECTED) == [], url
     assert not dialogs, f"alert() ran: {dialogs}"
     results = urljoin(hostile_site, "benchmarks/results/")

@@ -17,9 +17,7 @@ SHOWN = ["ddp_train.py", "launch_ddp.sh", "data_parallel.py", "keras_mirrored.py
 
 
 def samples_have_valid_scaling() -> bool:
-    return any(
-        r.workload == "dp-scaling" and r.status == "ok" for f in sample_files().values() for r in f.measurements
-    )
+    return any(r.workload == "dp-scaling" and r.status == "ok" for f in sample_files().values() for r in f.measurements)
 
 
 def test_multi_gpu_page(page, page_log, site_url):

@@ -33,7 +33,7 @@ def site_pages(page, origin: str) -> list[str]:
     xml = page.request.get(urljoin(origin, "sitemap.xml")).text()
     locs = [el.text for el in ElementTree.fromstring(xml).iter() if el.tag.endswith("loc")]
     assert locs and all(loc.startswith(origin) for loc in locs), f"{origin}sitemap.xml: {locs}"
-    return sorted(loc[len(origin):] for loc in locs)
+    return sorted(loc[len(origin) :] for loc in locs)
 
 
 def what_each_page_shows(page, origin: str) -> dict[str, dict]:
@@ -50,8 +50,11 @@ def test_zensical_builds_every_page_with_the_same_charts_tables_and_code(page, p
 
     assert sorted(zensical) == sorted(mkdocs), "the two builds have different pages"
     assert "notebooks/run-benchlib/" in mkdocs
-    differences = [f"{path}: MkDocs {mkdocs[path]}\n{' ' * len(path)}  Zensical {zensical[path]}"
-                   for path in mkdocs if zensical[path] != mkdocs[path]]
+    differences = [
+        f"{path}: MkDocs {mkdocs[path]}\n{' ' * len(path)}  Zensical {zensical[path]}"
+        for path in mkdocs
+        if zensical[path] != mkdocs[path]
+    ]
     assert not differences, "pages that read differently:\n" + "\n".join(differences)
     # Zensical's --strict lets a failed build-time block through; its traceback would be on the page.
     assert not [path for path, shown in zensical.items() if shown["traceback"]]

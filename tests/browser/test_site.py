@@ -30,8 +30,9 @@ def wait_for_charts(page) -> int:
     for i in range(figures.count()):
         figure = figures.nth(i)
         figure.locator(".bench-chart__view svg").first.wait_for(state="attached", timeout=CHART_TIMEOUT_MS)
-        page.wait_for_function("f => f.classList.contains('bench-chart--live')", arg=figure.element_handle(),
-                               timeout=CHART_TIMEOUT_MS)
+        page.wait_for_function(
+            "f => f.classList.contains('bench-chart--live')", arg=figure.element_handle(), timeout=CHART_TIMEOUT_MS
+        )
         assert figure.locator(".bench-chart__fallback").is_hidden(), "static and interactive chart both visible"
         box = figure.locator(".bench-chart__view svg").first.bounding_box()
         assert box and box["width"] > 100 and box["height"] > 50, f"chart {i} drew at {box}"

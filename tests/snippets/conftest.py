@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
-
 from snippet_runner import FAKES, RunSnippet, python_command, snippet_env
 
 
@@ -55,5 +54,7 @@ def no_gpu_path(tmp_path: Path) -> str:
     """A PATH with the usual tools but no ``nvidia-smi``, even on a machine that has one."""
     shadow = tmp_path / "no-gpu-bin"
     shadow.mkdir()
-    keep = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p and not (Path(p) / "nvidia-smi").exists()]
+    keep = [
+        p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p and not (Path(p) / "nvidia-smi").exists()
+    ]
     return os.pathsep.join([str(shadow), *keep])

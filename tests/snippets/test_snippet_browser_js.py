@@ -7,7 +7,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from snippet_runner import FAKES, SNIPPETS
 
 NODE = shutil.which("node")
@@ -15,8 +14,13 @@ pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is needed to run t
 
 
 def _run(page: str) -> dict:
-    out = subprocess.run([str(NODE), str(FAKES / "colab_page.js"), str(SNIPPETS / "keep_alive.js"), page],
-                         capture_output=True, text=True, timeout=30, check=True).stdout
+    out = subprocess.run(
+        [str(NODE), str(FAKES / "colab_page.js"), str(SNIPPETS / "keep_alive.js"), page],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
     return json.loads(out)
 
 

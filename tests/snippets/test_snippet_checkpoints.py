@@ -12,12 +12,16 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from snippet_runner import RunSnippet, python_command, snippet_env
 
 TOTAL, EVERY = 300, 10
-SMALL_RUN = {"TOTAL_STEPS": str(TOTAL), "SAVE_EVERY_STEPS": str(EVERY), "SAVE_EVERY_SECONDS": "3600",
-             "LOG_EVERY_STEPS": "1", "OMP_NUM_THREADS": "1"}
+SMALL_RUN = {
+    "TOTAL_STEPS": str(TOTAL),
+    "SAVE_EVERY_STEPS": str(EVERY),
+    "SAVE_EVERY_SECONDS": "3600",
+    "LOG_EVERY_STEPS": "1",
+    "OMP_NUM_THREADS": "1",
+}
 
 
 def _drive_env(tmp_path: Path, mount: str) -> dict[str, str]:
@@ -36,8 +40,14 @@ def _final_loss(out: str) -> float:
 
 def _run_until_killed(tmp_path: Path, env: dict[str, str], rng: random.Random) -> tuple[list[str], int]:
     """Start the snippet, SIGKILL it at a random moment after its first save; return its output."""
-    proc = subprocess.Popen(python_command("drive_checkpoint.py"), cwd=tmp_path, env=snippet_env(["colab"], env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        python_command("drive_checkpoint.py"),
+        cwd=tmp_path,
+        env=snippet_env(["colab"], env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     lines: list[str] = []
     saves_to_see = rng.randint(1, 4)
@@ -87,8 +97,12 @@ def test_drive_checkpoint_survives_sigkill_and_resumes(run_snippet: RunSnippet, 
 
 
 def test_drive_checkpoint_also_saves_by_time(run_snippet: RunSnippet, tmp_path: Path) -> None:
-    env = {**_drive_env(tmp_path, "drive"), "TOTAL_STEPS": "60", "SAVE_EVERY_STEPS": "100000",
-           "SAVE_EVERY_SECONDS": "0.05"}
+    env = {
+        **_drive_env(tmp_path, "drive"),
+        "TOTAL_STEPS": "60",
+        "SAVE_EVERY_STEPS": "100000",
+        "SAVE_EVERY_SECONDS": "0.05",
+    }
     out = run_snippet("drive_checkpoint.py", fakes=["colab"], env=env).stdout
     saved = [int(n) for n in re.findall(r"^saved step (\d+)$", out, re.M)]
     assert saved[-1] == 60 and len(saved) > 1, out  # timed saves before the final one

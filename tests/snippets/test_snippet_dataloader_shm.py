@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from snippet_runner import python_command, snippet_env
 
-SMALL_SHM = "mount -t tmpfs -o size=64m tmpfs /dev/shm && exec \"$@\""
+SMALL_SHM = 'mount -t tmpfs -o size=64m tmpfs /dev/shm && exec "$@"'
 NAIVE = """
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -28,8 +27,14 @@ for batch in DataLoader(Images(), batch_size=64, num_workers=2): pass
 
 
 def _small_shm(command: list[str], tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["unshare", "-rm", "sh", "-c", SMALL_SHM, "sh", *command], cwd=tmp_path,
-                          env=snippet_env((), env), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        ["unshare", "-rm", "sh", "-c", SMALL_SHM, "sh", *command],
+        cwd=tmp_path,
+        env=snippet_env((), env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture

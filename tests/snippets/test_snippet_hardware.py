@@ -55,8 +55,9 @@ def test_profile_hardware_matches_proc_meminfo_in_both_units(run_snippet: RunSni
 
 def test_hardware_sh_runs_the_seed_commands(fake_gpu_bin: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PATH": f"{fake_gpu_bin}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(["bash", str(SNIPPETS / "hardware.sh")], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["bash", str(SNIPPETS / "hardware.sh")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert "Tesla T4" in result.stdout
     assert re.search(r"^MemTotal:\s+\d+ kB$", result.stdout, re.M)

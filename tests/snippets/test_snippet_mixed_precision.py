@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from snippet_runner import RunSnippet
 
 
@@ -22,8 +21,7 @@ def test_torch_autocast_picks_bfloat16_without_scaler_on_cpu_and_learns(run_snip
 def test_keras_policy_keeps_weights_and_softmax_in_float32(run_snippet: RunSnippet) -> None:
     pytest.importorskip("tensorflow")
     out = run_snippet("mixed_precision_keras.py", env={"SYNTHETIC_DATA": "1", "EPOCHS": "1"}).stdout
-    assert ("policy mixed_bfloat16: layers compute in bfloat16, weights stored in float32, "
-            "output in float32") in out
+    assert ("policy mixed_bfloat16: layers compute in bfloat16, weights stored in float32, output in float32") in out
     assert re.search(r"^4/4 - .*loss: [\d.]+", out, re.M), out  # 1024 samples, batch 256
 
 

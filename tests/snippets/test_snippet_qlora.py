@@ -21,13 +21,19 @@ from typing import Any
 
 import pytest
 from safetensors import safe_open
-
 from snippet_runner import SNIPPETS, snippet_env
 
 SNIPPET = SNIPPETS / "qlora_finetune.py"
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
-        "num_key_value_heads": 2, "max_position_embeddings": 1024, "tie_word_embeddings": True}
+TINY = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 1024,
+    "tie_word_embeddings": True,
+}
 # Printed after the snippet has run, from the objects it left behind: the kind of every linear
 # layer of the base model that has an adapter.
 BASE_LAYERS_PROBE = """
@@ -86,17 +92,28 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> SnippetRun:
     assert model_id.startswith("Qwen/Qwen2.5-"), f"the stand-in is a tiny Qwen2; make one like {model_id}"
     folder = tmp_path_factory.mktemp("qlora")
     config = _cache_tiny_qwen2(folder / "hf", model_id)
-    env = snippet_env(env={"HF_HOME": str(folder / "hf"), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
-                           "OMP_NUM_THREADS": "1"})
-    result = subprocess.run([sys.executable, "-c", SNIPPET.read_text(encoding="utf-8") + BASE_LAYERS_PROBE],
-                            cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    env = snippet_env(
+        env={"HF_HOME": str(folder / "hf"), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", SNIPPET.read_text(encoding="utf-8") + BASE_LAYERS_PROBE],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, f"{SNIPPET.name} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
     return SnippetRun(result.stdout, folder, config)
 
 
 def _lora_rank(out: str) -> int:
-    setup = re.search(r"^no GPU, so no peak GPU memory to report \(batch \d+, seq len \d+, LoRA rank (\d+), "
-                      r"fp16 compute, AdamW, gradient checkpointing\)$", out, re.M)
+    setup = re.search(
+        r"^no GPU, so no peak GPU memory to report \(batch \d+, seq len \d+, LoRA rank (\d+), "
+        r"fp16 compute, AdamW, gradient checkpointing\)$",
+        out,
+        re.M,
+    )
     assert setup, out
     return int(setup.group(1))
 
@@ -112,14 +129,17 @@ def test_prints_a_finite_falling_loss_per_step_and_the_setup(run: SnippetRun) ->
 
 def test_only_the_adapters_train(run: SnippetRun) -> None:
     lora_params = _lora_parameters(run.config, _lora_rank(run.out))
-    assert re.search(rf"^trainable params: {lora_params:,} \|\| all params: [\d,]+ \|\| trainable%: [\d.]+$",
-                     run.out, re.M), run.out
+    assert re.search(
+        rf"^trainable params: {lora_params:,} \|\| all params: [\d,]+ \|\| trainable%: [\d.]+$", run.out, re.M
+    ), run.out
 
 
 def test_base_layers_under_the_adapters_are_bitsandbytes_nf4(run: SnippetRun) -> None:
     base_layers = json.loads(re.search(r"^BASE_LAYERS (.*)$", run.out, re.M).group(1))
     assert len(base_layers) == len(LORA_TARGETS) * TINY["num_hidden_layers"], base_layers
-    assert all(layer == ["bitsandbytes.nn.modules.Linear4bit", "torch.uint8", "nf4"] for layer in base_layers), base_layers
+    assert all(layer == ["bitsandbytes.nn.modules.Linear4bit", "torch.uint8", "nf4"] for layer in base_layers), (
+        base_layers
+    )
 
 
 def test_adapter_folder_holds_the_adapters_only(run: SnippetRun) -> None:

@@ -10,9 +10,9 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from snippet_runner import REPO, RunSnippet
 
 from benchlib.results.schema import ResultsFile
-from snippet_runner import REPO, RunSnippet
 
 
 def _results(folder: Path) -> list[ResultsFile]:
@@ -43,8 +43,12 @@ def test_run_benchlib_installs_it_with_pip_first(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(site, "_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
 
     work = tmp_path / "notebook"

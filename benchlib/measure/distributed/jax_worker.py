@@ -36,18 +36,23 @@ def init_params(jax: Any, seed: int = 0) -> dict[str, Any]:
     for filters in FILTERS:
         key, sub = jax.random.split(key)
         fan_in = KERNEL * KERNEL * channels
-        blocks.append({
-            "scale": jnp.ones(channels), "offset": jnp.zeros(channels),
-            "w": jax.random.normal(sub, (KERNEL, KERNEL, channels, filters)) * (2.0 / fan_in) ** 0.5,
-            "b": jnp.zeros(filters),
-        })
+        blocks.append(
+            {
+                "scale": jnp.ones(channels),
+                "offset": jnp.zeros(channels),
+                "w": jax.random.normal(sub, (KERNEL, KERNEL, channels, filters)) * (2.0 / fan_in) ** 0.5,
+                "b": jnp.zeros(filters),
+            }
+        )
         channels, side = filters, side // 2
     key, k1, k2 = jax.random.split(key, 3)
     flat = channels * side * side
     return {
         "blocks": blocks,
-        "dense_w": jax.random.normal(k1, (flat, DENSE)) * (2.0 / flat) ** 0.5, "dense_b": jnp.zeros(DENSE),
-        "out_w": jax.random.normal(k2, (DENSE, CLASSES)) * (1.0 / DENSE) ** 0.5, "out_b": jnp.zeros(CLASSES),
+        "dense_w": jax.random.normal(k1, (flat, DENSE)) * (2.0 / flat) ** 0.5,
+        "dense_b": jnp.zeros(DENSE),
+        "out_w": jax.random.normal(k2, (DENSE, CLASSES)) * (1.0 / DENSE) ** 0.5,
+        "out_b": jnp.zeros(CLASSES),
     }
 
 
@@ -163,12 +168,24 @@ def train(argv: list[str] | None = None) -> None:
     in_sync = leaf.sharding.is_fully_replicated and all(np.array_equal(c, copies[0]) for c in copies[1:])
     write_report(
         WorkerReport(
-            engine="jax", framework="jax", framework_version=jax.__version__, launcher="one process",
-            backend="jax.sharding (XLA all-reduce)", device=args.device,
+            engine="jax",
+            framework="jax",
+            framework_version=jax.__version__,
+            launcher="one process",
+            backend="jax.sharding (XLA all-reduce)",
+            device=args.device,
             device_names=[d.device_kind for d in devices] if args.device != "cpu" else [],
-            world_size=n, per_device_batch=batch, threads_per_process=None, warmup_steps=size.warmup_steps,
-            warmup_s=warmup_s, steps_per_sample=size.steps_per_sample, sample_times_s=times, sync="block_until_ready",
-            loss_first=loss_first, loss_last=float(loss), replicas_in_sync=bool(in_sync),
+            world_size=n,
+            per_device_batch=batch,
+            threads_per_process=None,
+            warmup_steps=size.warmup_steps,
+            warmup_s=warmup_s,
+            steps_per_sample=size.steps_per_sample,
+            sample_times_s=times,
+            sync="block_until_ready",
+            loss_first=loss_first,
+            loss_last=float(loss),
+            replicas_in_sync=bool(in_sync),
         ),
         args.out,
     )

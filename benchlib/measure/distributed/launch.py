@@ -33,6 +33,7 @@ from pathlib import Path
 
 import benchlib
 from benchlib.backends import FrameworkMissing, require
+from benchlib.core.timing import Measurement
 from benchlib.measure.distributed.report import (
     SIZES,
     WorkerReport,
@@ -43,10 +44,9 @@ from benchlib.measure.distributed.report import (
     scaling_efficiency,
 )
 from benchlib.measure.distributed.topology import Interconnect, detect_interconnect
+from benchlib.measure.runner import RunOutcome, check, new_run_id
 from benchlib.results.schema import Crash, Machine, MeasurementRecord, Metric, ResultsFile, SkipReason
 from benchlib.results.store import write_results
-from benchlib.measure.runner import RunOutcome, check, new_run_id
-from benchlib.core.timing import Measurement
 from benchlib.workloads._record import stats_of
 from benchlib.workloads.dp_scaling import EFFICIENCY
 from benchlib.workloads.dp_scaling import NAME as SCALING
@@ -88,16 +88,39 @@ class Engine:
             # --standalone: a rendezvous on a free local port, so parallel launches don't collide.
             # No --max-restarts: a group torchrun restarts reads the dead group's gloo addresses from
             # the same store and fails to connect; `run_worker` launches afresh instead.
-            return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1",
-                    f"--nproc-per-node={world}", "-m", self.module, *worker, "--backend", backend]
+            return [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nnodes=1",
+                f"--nproc-per-node={world}",
+                "-m",
+                self.module,
+                *worker,
+                "--backend",
+                backend,
+            ]
         return [sys.executable, "-m", self.module, *worker]
 
 
 ENGINES: dict[str, Engine] = {
     e.name: e
     for e in (
-        Engine("torch", "torch", "benchlib.measure.distributed.torch_worker", ("cuda", "cpu"), "pip install 'benchlib[torch]'"),
-        Engine("tf", "tensorflow", "benchlib.measure.distributed.tf_worker", ("tpu", "cuda", "cpu"), "pip install 'benchlib[tf]'"),
+        Engine(
+            "torch",
+            "torch",
+            "benchlib.measure.distributed.torch_worker",
+            ("cuda", "cpu"),
+            "pip install 'benchlib[torch]'",
+        ),
+        Engine(
+            "tf",
+            "tensorflow",
+            "benchlib.measure.distributed.tf_worker",
+            ("tpu", "cuda", "cpu"),
+            "pip install 'benchlib[tf]'",
+        ),
         Engine("jax", "jax", "benchlib.measure.distributed.jax_worker", ("tpu", "cuda", "cpu"), "pip install jax"),
     )
 }
@@ -153,8 +176,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def run_worker(cmd: list[str], out: Path, env: dict[str, str], timeout_s: float, what: str,
-               retries: int = 0) -> WorkerReport | WorkerSkipped:
+def run_worker(
+    cmd: list[str], out: Path, env: dict[str, str], timeout_s: float, what: str, retries: int = 0
+) -> WorkerReport | WorkerSkipped:
     """Run one worker command to completion and read its report; WorkerFailed otherwise. A command
     that exits with an error is run afresh up to ``retries`` times (a hung or killed one is not):
     a real bug fails every time, a transient crash (gloo's teardown, see `TORCH_RETRIES`) does not."""
@@ -169,7 +193,9 @@ def run_worker(cmd: list[str], out: Path, env: dict[str, str], timeout_s: float,
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _run_worker_once(cmd: list[str], out: Path, env: dict[str, str], timeout_s: float, what: str) -> WorkerReport | WorkerSkipped:
+def _run_worker_once(
+    cmd: list[str], out: Path, env: dict[str, str], timeout_s: float, what: str
+) -> WorkerReport | WorkerSkipped:
     log_path = out.with_suffix(".log")
     with open(log_path, "w", encoding="utf-8") as log:
         # A session of its own, so a hung run can be stopped with every process it started.
@@ -179,8 +205,10 @@ def _run_worker_once(cmd: list[str], out: Path, env: dict[str, str], timeout_s: 
         except subprocess.TimeoutExpired:
             _stop(proc)
             output = log_path.read_text(encoding="utf-8", errors="replace")
-            raise WorkerFailed(f"{what}: no result after {timeout_s:.0f} s, stopped (a hung collective?)",
-                               _crash(-signal.SIGKILL, output)) from None
+            raise WorkerFailed(
+                f"{what}: no result after {timeout_s:.0f} s, stopped (a hung collective?)",
+                _crash(-signal.SIGKILL, output),
+            ) from None
         except BaseException:
             _stop(proc)  # Ctrl-C reaches only this process: its workers are in their own session
             raise
@@ -197,10 +225,15 @@ def _describe(engine: Engine, world: int) -> str:
     return f"{engine.name} engine, {world} {unit[world != 1]}"
 
 
-def train_record(report: WorkerReport, interconnect: Interconnect, cpu_name: str | None, size: str) -> MeasurementRecord:
+def train_record(
+    report: WorkerReport, interconnect: Interconnect, cpu_name: str | None, size: str
+) -> MeasurementRecord:
     timing = Measurement(
-        times=tuple(report.sample_times_s), number_per_sample=report.steps_per_sample, warmup_s=report.warmup_s,
-        sync=report.sync, threads=report.threads_per_process,
+        times=tuple(report.sample_times_s),
+        number_per_sample=report.steps_per_sample,
+        warmup_s=report.warmup_s,
+        sync=report.sync,
+        threads=report.threads_per_process,
     )
     global_batch = report.per_device_batch * report.world_size
     total = global_batch / timing.median
@@ -210,17 +243,34 @@ def train_record(report: WorkerReport, interconnect: Interconnect, cpu_name: str
     elif not (math.isfinite(report.loss_first) and math.isfinite(report.loss_last)):
         status, message = "invalid", f"the loss is not finite ({report.loss_first} -> {report.loss_last})"
     return MeasurementRecord(
-        workload=TRAIN, framework=report.framework, device=report.device,
-        device_name=report.device_names[0] if report.device_names else cpu_name, dtype="fp32",
+        workload=TRAIN,
+        framework=report.framework,
+        device=report.device,
+        device_name=report.device_names[0] if report.device_names else cpu_name,
+        dtype="fp32",
         params={
-            "engine": report.engine, "size": size, "world_size": report.world_size, "launcher": report.launcher,
-            "backend": report.backend, "interconnect": interconnect.kind, "interconnect_detail": interconnect.detail,
-            "model": MODEL, "data": "synthetic, held on the device", "per_device_batch": report.per_device_batch,
-            "global_batch": global_batch, "per_device_samples_per_s": total / report.world_size,
-            "threads_per_process": report.threads_per_process, "framework_version": report.framework_version,
-            "loss_first": report.loss_first, "loss_last": report.loss_last,
+            "engine": report.engine,
+            "size": size,
+            "world_size": report.world_size,
+            "launcher": report.launcher,
+            "backend": report.backend,
+            "interconnect": interconnect.kind,
+            "interconnect_detail": interconnect.detail,
+            "model": MODEL,
+            "data": "synthetic, held on the device",
+            "per_device_batch": report.per_device_batch,
+            "global_batch": global_batch,
+            "per_device_samples_per_s": total / report.world_size,
+            "threads_per_process": report.threads_per_process,
+            "framework_version": report.framework_version,
+            "loss_first": report.loss_first,
+            "loss_last": report.loss_last,
         },
-        metric=THROUGHPUT, value=total, stats=stats_of(timing), status=status, message=message,
+        metric=THROUGHPUT,
+        value=total,
+        stats=stats_of(timing),
+        status=status,
+        message=message,
     )
 
 
@@ -228,31 +278,59 @@ def scaling_record(baseline: MeasurementRecord, scaled: MeasurementRecord) -> Me
     """Efficiency of ``scaled`` (N devices) against ``baseline`` (one), both 'ok' records of one launch."""
     world = int(scaled.params["world_size"])
     assert baseline.value is not None and scaled.value is not None
-    keep = ("engine", "size", "world_size", "launcher", "backend", "interconnect", "interconnect_detail",
-            "model", "per_device_batch", "threads_per_process", "framework_version")
+    keep = (
+        "engine",
+        "size",
+        "world_size",
+        "launcher",
+        "backend",
+        "interconnect",
+        "interconnect_detail",
+        "model",
+        "per_device_batch",
+        "threads_per_process",
+        "framework_version",
+    )
     return MeasurementRecord(
-        workload=SCALING, framework=scaled.framework, device=scaled.device, device_name=scaled.device_name,
+        workload=SCALING,
+        framework=scaled.framework,
+        device=scaled.device,
+        device_name=scaled.device_name,
         dtype=scaled.dtype,
-        params={k: scaled.params[k] for k in keep} | {
-            "baseline_samples_per_s": baseline.value, "samples_per_s": scaled.value,
+        params={k: scaled.params[k] for k in keep}
+        | {
+            "baseline_samples_per_s": baseline.value,
+            "samples_per_s": scaled.value,
             "speedup": scaled.value / baseline.value,
         },
-        metric=EFFICIENCY, value=scaling_efficiency(baseline.value, scaled.value, world),
+        metric=EFFICIENCY,
+        value=scaling_efficiency(baseline.value, scaled.value, world),
     )
 
 
-def allreduce_records(report: WorkerReport, interconnect: Interconnect, device_name: str | None) -> list[MeasurementRecord]:
+def allreduce_records(
+    report: WorkerReport, interconnect: Interconnect, device_name: str | None
+) -> list[MeasurementRecord]:
     return [
         MeasurementRecord(
-            workload=ALLREDUCE, framework=report.framework, device=report.device, device_name=device_name,
+            workload=ALLREDUCE,
+            framework=report.framework,
+            device=report.device,
+            device_name=device_name,
             dtype="fp32",
             params={
-                "op": "all_reduce", "bytes": t.bytes, "world_size": report.world_size, "backend": report.backend,
-                "interconnect": interconnect.kind, "interconnect_detail": interconnect.detail,
-                "iterations": t.iterations, "seconds_per_op": t.seconds,
+                "op": "all_reduce",
+                "bytes": t.bytes,
+                "world_size": report.world_size,
+                "backend": report.backend,
+                "interconnect": interconnect.kind,
+                "interconnect_detail": interconnect.detail,
+                "iterations": t.iterations,
+                "seconds_per_op": t.seconds,
                 "algbw_gbps": algbw_gbps(t.bytes, t.seconds),
             },
-            metric=BUS_BANDWIDTH, value=busbw_gbps(t.bytes, t.seconds, report.world_size),
+            metric=BUS_BANDWIDTH,
+            value=busbw_gbps(t.bytes, t.seconds, report.world_size),
         )
         for t in report.allreduce
     ]
@@ -265,8 +343,14 @@ def _skipped(
     if world is not None:
         params["world_size"] = world
     return MeasurementRecord(
-        workload=TRAIN, framework=engine.framework, device=device, metric=THROUGHPUT, status="skipped",
-        skip_reason=reason, message=message, params=params,
+        workload=TRAIN,
+        framework=engine.framework,
+        device=device,
+        metric=THROUGHPUT,
+        status="skipped",
+        skip_reason=reason,
+        message=message,
+        params=params,
     )
 
 
@@ -275,8 +359,10 @@ def resolve(engine: Engine, requested: str, machine: Machine) -> str:
     require(engine.framework, engine.install_hint)
     device = machine_device(machine) if requested == "auto" else requested
     if device not in engine.devices:
-        raise ValueError(f"the {engine.name} engine does not run on {device}; "
-                         f"use one of: {', '.join(e.name for e in ENGINES.values() if device in e.devices)}")
+        raise ValueError(
+            f"the {engine.name} engine does not run on {device}; "
+            f"use one of: {', '.join(e.name for e in ENGINES.values() if device in e.devices)}"
+        )
     return device
 
 
@@ -318,8 +404,12 @@ def run_scaling(
     started = time.perf_counter()
     now = datetime.now(timezone.utc)
     results = ResultsFile(
-        run_id=new_run_id(now), created=now, benchlib_version=benchlib.__version__,
-        methodology_version=benchlib.METHODOLOGY_VERSION, suite=plan.size, machine=machine,
+        run_id=new_run_id(now),
+        created=now,
+        benchlib_version=benchlib.__version__,
+        methodology_version=benchlib.METHODOLOGY_VERSION,
+        suite=plan.size,
+        machine=machine,
     )
     path = Path(out_dir) / machine.id / f"{results.run_id}.json"
     write_results(results, path)
@@ -363,22 +453,39 @@ def run_scaling(
                 out = Path(tmp) / "report.json"
                 cmd = engine.command(n, plan.size, device, threads, backend, out)
                 try:
-                    report = run_worker(cmd, out, env, plan.timeout_s or size.timeout_s, what,
-                                        retries=TORCH_RETRIES if engine.name == "torch" else 0)
+                    report = run_worker(
+                        cmd,
+                        out,
+                        env,
+                        plan.timeout_s or size.timeout_s,
+                        what,
+                        retries=TORCH_RETRIES if engine.name == "torch" else 0,
+                    )
                 except WorkerFailed as exc:
-                    add(what, [MeasurementRecord(
-                        workload=TRAIN, framework=engine.framework, device=device, metric=THROUGHPUT,
-                        status="error", message=str(exc), crash=exc.crash,
-                        params={"engine": engine.name, "size": plan.size, "world_size": n},
-                    )])
+                    add(
+                        what,
+                        [
+                            MeasurementRecord(
+                                workload=TRAIN,
+                                framework=engine.framework,
+                                device=device,
+                                metric=THROUGHPUT,
+                                status="error",
+                                message=str(exc),
+                                crash=exc.crash,
+                                params={"engine": engine.name, "size": plan.size, "world_size": n},
+                            )
+                        ],
+                    )
                     continue
             if isinstance(report, WorkerSkipped):
                 # What stopped one device (no TPU, no JAX GPU backend) stops N as well.
                 add(what, [_skipped(engine, device, "device-unavailable", f"{what}: {report.message}", plan.size, n)])
                 break
             record = check(train_record(report, interconnect, cpu_name, plan.size), plan.device, machine)
-            records = [record] + [check(r, plan.device, machine)
-                                  for r in allreduce_records(report, interconnect, record.device_name)]
+            records = [record] + [
+                check(r, plan.device, machine) for r in allreduce_records(report, interconnect, record.device_name)
+            ]
             if record.status == "ok":
                 measured[n] = record
             add(what, records)

@@ -35,13 +35,34 @@ class RunSize:
 # One per suite size (benchlib.workloads.SIZES, the same keys): `benchlib run --suite S --devices N` runs size S.
 SIZES: dict[str, RunSize] = {
     # Seconds on a CPU: a few small steps, enough to exercise every code path.
-    "quick": RunSize(per_device_batch=16, warmup_steps=2, samples=6, steps_per_sample=1,
-                     allreduce_mib=(1.0, 4.0), allreduce_iters=5, timeout_s=300),
+    "quick": RunSize(
+        per_device_batch=16,
+        warmup_steps=2,
+        samples=6,
+        steps_per_sample=1,
+        allreduce_mib=(1.0, 4.0),
+        allreduce_iters=5,
+        timeout_s=300,
+    ),
     # A minute or two on Kaggle's T4 x2; the batch is the seeds' 128 per device.
-    "standard": RunSize(per_device_batch=128, warmup_steps=10, samples=20, steps_per_sample=5,
-                        allreduce_mib=(1.0, 16.0, 64.0, 256.0), allreduce_iters=20, timeout_s=900),
-    "full": RunSize(per_device_batch=256, warmup_steps=20, samples=40, steps_per_sample=5,
-                    allreduce_mib=(1.0, 16.0, 64.0, 256.0, 1024.0), allreduce_iters=40, timeout_s=1800),
+    "standard": RunSize(
+        per_device_batch=128,
+        warmup_steps=10,
+        samples=20,
+        steps_per_sample=5,
+        allreduce_mib=(1.0, 16.0, 64.0, 256.0),
+        allreduce_iters=20,
+        timeout_s=900,
+    ),
+    "full": RunSize(
+        per_device_batch=256,
+        warmup_steps=20,
+        samples=40,
+        steps_per_sample=5,
+        allreduce_mib=(1.0, 16.0, 64.0, 256.0, 1024.0),
+        allreduce_iters=40,
+        timeout_s=1800,
+    ),
 }
 
 

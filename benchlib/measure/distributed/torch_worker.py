@@ -41,7 +41,9 @@ def _replicas_in_sync(torch: Any, dist: Any, model: Any) -> bool:
     return bool(torch.equal(high, low))
 
 
-def _time_allreduce(torch: Any, dist: Any, device: Any, sync: Callable[[], None], size: RunSize) -> list[AllReduceTiming]:
+def _time_allreduce(
+    torch: Any, dist: Any, device: Any, sync: Callable[[], None], size: RunSize
+) -> list[AllReduceTiming]:
     """nccl-tests' measurement in miniature: warm up, then the mean time of back-to-back all-reduces."""
     world, rank = dist.get_world_size(), dist.get_rank()
     out = []
@@ -131,12 +133,24 @@ def train(argv: list[str] | None = None) -> None:
         if rank == 0:
             write_report(
                 WorkerReport(
-                    engine="torch", framework="torch", framework_version=torch.__version__, launcher="torchrun",
-                    backend=args.backend, device=args.device, device_names=[n for n in names if n],
-                    world_size=world, per_device_batch=size.per_device_batch,
-                    threads_per_process=torch.get_num_threads(), warmup_steps=size.warmup_steps, warmup_s=warmup_s,
-                    steps_per_sample=size.steps_per_sample, sample_times_s=times,
-                    sync=sync_name, loss_first=loss_first, loss_last=loss_last, replicas_in_sync=in_sync,
+                    engine="torch",
+                    framework="torch",
+                    framework_version=torch.__version__,
+                    launcher="torchrun",
+                    backend=args.backend,
+                    device=args.device,
+                    device_names=[n for n in names if n],
+                    world_size=world,
+                    per_device_batch=size.per_device_batch,
+                    threads_per_process=torch.get_num_threads(),
+                    warmup_steps=size.warmup_steps,
+                    warmup_s=warmup_s,
+                    steps_per_sample=size.steps_per_sample,
+                    sample_times_s=times,
+                    sync=sync_name,
+                    loss_first=loss_first,
+                    loss_last=loss_last,
+                    replicas_in_sync=in_sync,
                     allreduce=allreduce,
                 ),
                 args.out,

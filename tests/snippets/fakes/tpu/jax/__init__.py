@@ -37,11 +37,11 @@ class Array:
     def __init__(self, data: _np.ndarray) -> None:
         self.data = data
 
-    def __matmul__(self, other: "Array") -> "Array":
+    def __matmul__(self, other: Array) -> Array:
         out = self.data.astype(_np.float32) @ other.data.astype(_np.float32)
         return Array(out.astype(self.data.dtype))
 
-    def block_until_ready(self) -> "Array":
+    def block_until_ready(self) -> Array:
         return self
 
     def devices(self) -> set[Device]:
