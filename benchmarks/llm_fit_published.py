@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from benchlib.core.paths import cache_dir
+from benchlib.core.cache import cache_folder
 from benchlib.predict.memory import ALLOCATOR_OVERHEAD
 from benchlib.predict.published_memory import TARGET_MEDIAN_ERROR, compare, median_abs_error, published_rows
 
@@ -26,7 +26,7 @@ def _percent(value: float | None) -> str:
 def main() -> None:
     started = time.perf_counter()
     comparisons = [
-        compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir() / "fit-llm") for row in published_rows()
+        compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_folder("fit-llm")) for row in published_rows()
     ]
     print(f"{'source':<16} {'model':<22} {'mode':<9} {'b x len':>9} {'published':>10} {'predicted':>10} {'error':>6}")
     for c in comparisons:

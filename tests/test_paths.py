@@ -39,7 +39,6 @@ def test_mkdocs_yml_names_the_folders_and_defaults_fill_the_rest(project: Path) 
     assert paths.docs_dir() == project / "pages"
     assert paths.reported_dir() == project / "results" / "reported"
     assert paths.reference_dir() == project / "results" / "reference"
-    assert paths.cache_dir() == project / ".cache" / "benchlib"
 
 
 def test_the_environment_wins(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

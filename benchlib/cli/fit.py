@@ -233,7 +233,7 @@ def _fit_language_model(
     as_json: bool,
 ) -> None:
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
-    from benchlib.core.paths import cache_dir
+    from benchlib.core.cache import cache_folder
     from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup, predict_llm
     from benchlib.predict.memory import UnknownGPU
 
@@ -260,7 +260,7 @@ def _fit_language_model(
             grad_checkpointing=grad_checkpointing,
             optimizer=optimizer or "adamw",
         )
-        prediction = predict_llm(language_model, setup, device, cache_dir=cache_dir() / "fit-llm")
+        prediction = predict_llm(language_model, setup, device, cache_dir=cache_folder("fit-llm"))
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:

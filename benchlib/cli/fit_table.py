@@ -31,7 +31,7 @@ def fit_table(
 ) -> None:
     """Predict memory (and decode speed) for every shipped language model on the GPUs readers get, and compare with published peaks."""
     from benchlib.catalog.language_models import shipped_models
-    from benchlib.core.paths import cache_dir
+    from benchlib.core.cache import cache_folder
     from benchlib.predict.llm_table import TABLE_FILE, TASKS, predict_table, write_table
 
     wanted = [m.strip() for m in models.split(",")] if models else None
@@ -59,7 +59,7 @@ def fit_table(
             started[0] = True
             progress.update(task, description=escape(step))
 
-        table = predict_table(cache_dir() / "fit-llm", on_step, wanted)
+        table = predict_table(cache_folder("fit-llm"), on_step, wanted)
         progress.advance(task)
     try:
         write_table(table, target)

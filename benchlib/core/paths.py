@@ -89,8 +89,3 @@ def reference_dir() -> Path:
 def docs_dir() -> Path:
     """The docs folder: ``$BENCHLIB_DOCS_DIR``, mkdocs.yml's ``docs_dir``, or ``docs/``."""
     return _folder(DOCS_ENV, "docs_dir", "docs", config=_config(project_root()))
-
-
-def cache_dir() -> Path:
-    """Where a site build keeps its measurement of the build machine and its fit predictions."""
-    return project_root() / ".cache" / "benchlib"

@@ -61,7 +61,7 @@ def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPredict
     """fit's prediction for the search ``request`` describes, on the device called ``device_name``;
     None where fit can't predict it: an uncapped device that isn't a GPU the specs know, or a
     language model whose config this machine can't read (a local file, a hub id offline)."""
-    from benchlib.core.paths import cache_dir
+    from benchlib.core.cache import cache_folder
     from benchlib.predict.memory import Predictor, searched_device
 
     searched = searched_device(request.device, device_name, request.memory_limit)
@@ -77,7 +77,7 @@ def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPredict
         except ModelNotFound:
             return None
         setup = make_setup("train", dtype=request.dtype, seq_len=request.seq_len)
-        llm = LLMPredictor(model, setup, cache_dir() / "fit")
+        llm = LLMPredictor(model, setup, cache_folder("fit"))
         return FitPrediction(llm.predict(target, verify=False).largest, llm.peak)
     predictor = Predictor(
         request.model,
@@ -86,6 +86,6 @@ def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPredict
         size=request.size,
         foreach=foreach,
         input_shape=request.input_shape,
-        cache_dir=cache_dir() / "fit",
+        cache_dir=cache_folder("fit"),
     )
     return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)

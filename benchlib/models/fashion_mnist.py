@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from benchlib.core.cache import cache_dir
+
 FILTERS = (64, 128, 256)
 KERNEL = 5
 DENSE = 256
@@ -125,7 +127,7 @@ def synthetic(samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def data_root() -> Path:
-    return Path(os.environ.get("BENCHLIB_DATA", Path.home() / ".cache" / "benchlib" / "datasets"))
+    return Path(os.environ.get("BENCHLIB_DATA") or cache_dir() / "datasets")
 
 
 def load_torchvision() -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
+from benchlib.core.files import write_json_atomically
 from benchlib.core.package_data import table_file
 from benchlib.predict import published_speed as speed_published
 from benchlib.predict.count import OpCost
@@ -29,7 +30,6 @@ from benchlib.predict.memory import (
     CUDA_CONTEXT_SOURCE,
     DeviceMemory,
     gpu_memory,
-    write_json,
 )
 from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
 from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
@@ -274,7 +274,7 @@ def predict_table(
 
 def write_table(table: dict[str, Any], path: Path = TABLE_FILE) -> None:
     """Write the table atomically: a full disk or an interrupted run leaves the old file whole."""
-    write_json(path, table)
+    write_json_atomically(path, table)
 
 
 def read_table(path: Path = TABLE_FILE) -> dict[str, Any]:

@@ -20,8 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -31,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import benchlib
+from benchlib.core.cache import write_cache_json
 from benchlib.core.units import GIB, MIB
 from benchlib.models.step import DTYPES, OPTIMIZERS, TrainingStep, check_choice
 from benchlib.models.trainable import get_model
@@ -347,24 +346,9 @@ def read_traces(path: Path) -> dict[int, Any]:
         return {}  # a missing or damaged cache entry is traced again
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON atomically: an interrupted write or a full disk leaves the old file whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, ensure_ascii=False)
-            fh.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_traces(path: Path, key: dict[str, Any], traces: dict[int, Any]) -> None:
     """Write ``traces`` with the ``key`` they were traced under, atomically."""
-    write_json(path, {"key": key, "traces": {str(b): v for b, v in sorted(traces.items())}})
+    write_cache_json(path, {"key": key, "traces": {str(b): v for b, v in sorted(traces.items())}})
 
 
 class Predictor:

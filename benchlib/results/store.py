@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from benchlib.core.files import stale_temp_files, write_atomically
 from benchlib.results.schema import ResultsFile
 
 
@@ -91,7 +90,7 @@ def read_results(path: Path | str, *, mark_implausible: bool = True) -> ResultsF
 
 
 def write_results(results: ResultsFile, path: Path | str) -> Path:
-    """Write atomically: a temp file in the same folder, fsync, then one rename over the target.
+    """Write ``results`` to ``path`` with the one atomic write (`benchlib.core.files`).
 
     A reader (or a run killed mid-write) sees either the old complete file or the new one. The
     file is checked to read back before it replaces anything, so a value JSON can't carry (NaN
@@ -103,39 +102,12 @@ def write_results(results: ResultsFile, path: Path | str) -> Path:
         ResultsFile.model_validate_json(payload)
     except ValidationError as exc:
         raise ResultsError(path, ["would not read back: " + p for p in _describe(exc)]) from exc
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_folder(path.parent)
-    return path
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make the rename itself durable where the filesystem allows it (Drive's FUSE mount may not)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    return write_atomically(path, payload)
 
 
 def remove_stale_temp_files(path: Path | str) -> list[Path]:
     """Delete the temp files a write to ``path`` left behind when its process was killed mid-write."""
-    path = Path(path)
-    stale = sorted(path.parent.glob(f".{path.name}.*.tmp"))
+    stale = stale_temp_files(path)
     for tmp in stale:
         tmp.unlink(missing_ok=True)
     return stale

@@ -3,7 +3,7 @@
 Every number comes from data when the site is built:
 
 * what fits where: `benchlib fit` predictions for each model on each GPU in the specs, cached
-  under ``fit/`` in `benchlib.core.paths.cache_dir` (keyed by model, dtype, torch and benchlib versions);
+  under ``fit/`` in the cache folder (`benchlib.core.cache`) (keyed by model, dtype, torch and benchlib versions);
 * speed: the results through `benchlib.site.data.site_data`; the reported ResNet-50 throughput,
   its relative and per-dollar figures are declared by `benchlib.workloads.training_throughput`,
   largest batches by `benchlib.workloads.max_batch`;
@@ -28,9 +28,9 @@ import yaml
 
 import benchlib
 from benchlib.catalog.gpus import gpu_spec_name, load_accelerators
+from benchlib.core.cache import cache_folder
 from benchlib.core.freshness import build_date
 from benchlib.core.package_data import data_file
-from benchlib.core.paths import cache_dir
 from benchlib.core.units import format_bytes
 from benchlib.derive.searched import fit_prediction, model_label, request_of
 from benchlib.models.trainable import MODELS, get_model
@@ -84,8 +84,8 @@ BANDWIDTH_VS_COMPUTE = Scatter(
 # ----------------------------------------------------------------------------- predictions
 
 
-def fit_cache() -> Path:
-    return cache_dir() / "fit"
+def fit_cache() -> Path | None:
+    return cache_folder("fit")
 
 
 def gpu_names() -> list[str]:

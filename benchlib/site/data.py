@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from benchlib.core.paths import cache_dir, reported_dir, results_dir
+from benchlib.core.cache import cache_folder
+from benchlib.core.paths import reported_dir, results_dir
 from benchlib.results.load import PARAM_PREFIX, params_of
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import iter_result_paths, read_results
@@ -54,7 +56,9 @@ def _paths() -> tuple[list[Path], Path, list[str]]:
     build: list[str] = []
     suite = requested_suite()
     if suite:
-        fresh = sources.build_measurement(suite, cache_dir())
+        # Without a writable cache the machine is measured into a folder of this build's own.
+        cache = cache_folder("build-measurement") or Path(tempfile.mkdtemp(prefix="benchlib-measurement-"))
+        fresh = sources.build_measurement(suite, cache)
         found.append(fresh)
         build.append(str(fresh))
     return found, folder, build

@@ -8,7 +8,7 @@ page's Markdown holds one block (``idprefix=""`` keeps the notebook's heading id
     ```
 
 The notebook runs top to bottom in its own folder, as mkdocs-jupyter's ``execute: true`` did, and a
-cell that raises ends the build. The executed copy is kept under ``.cache/notebooks/`` and reused
+cell that raises ends the build. The executed copy is kept in the cache folder (`benchlib.core.cache`) and reused
 until the notebook or the benchlib version changes. Markdown cells become the page's Markdown (so
 their headings are in the page's table of contents), code cells fenced code, outputs text, images
 or the HTML the notebook produced (a pandas table, rich's output).
@@ -19,14 +19,16 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 import threading
 from pathlib import Path
 from typing import NoReturn
 
 import benchlib
+from benchlib.core.cache import cache_folder
+from benchlib.core.files import write_atomically
 from benchlib.core.paths import project_root
 
-CACHE_FOLDER = Path(".cache") / "notebooks"
 # The first kind a notebook output has, in this order, is what the page shows.
 SHOWN_KINDS = ("text/html", "image/svg+xml", "image/png", "image/jpeg", "text/markdown", "text/plain")
 # A pandas table in an output, less its border and class (and the <style> for that class), is
@@ -59,13 +61,6 @@ def cache_path(notebook: Path, cache_dir: Path) -> Path:
     """Where the executed copy of ``notebook`` is kept: named by its bytes and benchlib's version."""
     digest = hashlib.sha256(notebook.read_bytes() + f"\0benchlib {benchlib.__version__}".encode()).hexdigest()
     return cache_dir / f"{notebook.stem}-{digest[:16]}.ipynb"
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
 
 
 def _first_line(source: str) -> str:
@@ -104,7 +99,7 @@ def executed_notebook(notebook: Path, cache_dir: Path):  # -> nbformat.NotebookN
         )
     for stale in cache_dir.glob(f"{notebook.stem}-*.ipynb"):
         stale.unlink()
-    _write_atomically(cached, nbformat.writes(nb))
+    write_atomically(cached, nbformat.writes(nb))
     return nb
 
 
@@ -161,4 +156,6 @@ def notebook_markdown(notebook: str | Path) -> str:
     path = root / notebook
     if not path.is_file():
         _stop(f"error: {path} does not exist; the notebook page's block names a notebook under docs/.")
-    return notebook_to_markdown(executed_notebook(path, root / CACHE_FOLDER), Path(notebook))
+    # Without a writable cache the notebook runs into a folder of this build's own.
+    cache = cache_folder("notebooks") or Path(tempfile.mkdtemp(prefix="benchlib-notebook-"))
+    return notebook_to_markdown(executed_notebook(path, cache), Path(notebook))

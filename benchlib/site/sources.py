@@ -2,7 +2,7 @@
 
 On request the site shows a fresh measurement of the machine building it:
 ``BENCHLIB_MEASURE=quick mkdocs build`` runs the quick suite once per machine fingerprint and
-benchlib version, and keeps the file under ``.cache/benchlib/`` so rebuilds don't measure again.
+benchlib version, and keeps the file in the cache folder (`benchlib.core.cache`) so rebuilds don't measure again.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 import benchlib
+from benchlib.core.files import write_json_atomically
 from benchlib.results.load import load_results
 from benchlib.results.store import ResultsError, read_results
 from benchlib.workloads import SIZES
@@ -136,13 +137,10 @@ def _known_machines(folder: Path) -> dict[str, str]:
 
 
 def _remember_machine(folder: Path, key: str, machine_id: str) -> None:
-    known = _known_machines(folder) | {key: machine_id}
-    partial = folder / f".{KNOWN_MACHINES}.{os.getpid()}.partial"
     try:
-        partial.write_text(json.dumps(known, indent=1), encoding="utf-8")
-        os.replace(partial, folder / KNOWN_MACHINES)
+        write_json_atomically(folder / KNOWN_MACHINES, _known_machines(folder) | {key: machine_id})
     except OSError:
-        partial.unlink(missing_ok=True)  # only a shortcut for the next build is lost
+        pass  # only a shortcut for the next build is lost
 
 
 @functools.cache

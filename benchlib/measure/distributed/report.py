@@ -8,13 +8,13 @@ this machine (`WorkerSkipped`, e.g. no TPU), so a missing accelerator is a skip,
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from benchlib.core.files import write_atomically
 
 Device = Literal["cpu", "cuda", "tpu"]
 
@@ -113,11 +113,7 @@ _ADAPTER: TypeAdapter[WorkerReport | WorkerSkipped] = TypeAdapter(Report)
 
 def write_report(report: WorkerReport | WorkerSkipped, path: Path | str) -> None:
     """Write atomically, so the parent never reads half a report from a worker killed mid-write."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(report.model_dump_json())
-    os.replace(tmp, path)
+    write_atomically(path, report.model_dump_json())
 
 
 def read_report(path: Path | str) -> WorkerReport | WorkerSkipped:
