@@ -13,7 +13,7 @@ import pytest
 
 from benchlib.catalog.gpus import find_accelerator
 from benchlib.core.paths import reported_dir
-from benchlib.measure.max_batch import SearchResult, TrialOutcome, TrialRequest, write_search
+from benchlib.measure.max_batch import SEARCH_SUITE, SearchResult, TrialOutcome, TrialRequest, write_search
 from benchlib.predict.memory import Predictor, memory_limit
 from benchlib.results.load import load_results
 from benchlib.results.schema import (
@@ -26,7 +26,7 @@ from benchlib.results.schema import (
     ResultsFile,
     Software,
 )
-from benchlib.results.store import write_results
+from benchlib.results.store import new_results, write_results
 from benchlib.site import buying_guide as blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,9 +216,9 @@ def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monke
     machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
     write_search(
         tmp_path / "results" / "local-test" / "run.json",
+        new_results(machine, SEARCH_SUITE),
         base,
         trials,
-        machine=machine,
         start=32,
         limit=1000,
         result=SearchResult(trials, 40, 41, "oom"),
@@ -244,9 +244,9 @@ def test_a_language_model_search_appears_next_to_fits_prediction(tmp_path, monke
     machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
     write_search(
         tmp_path / "results" / "local-test" / "run.json",
+        new_results(machine, SEARCH_SUITE),
         base,
         trials,
-        machine=machine,
         start=20,
         limit=1000,
         result=SearchResult(trials, 18, 19, "oom"),

@@ -45,14 +45,13 @@ def max_batch(
     ),
 ) -> None:
     """Measure the largest batch that completes a training step without running out of memory."""
-    from datetime import datetime, timezone
 
     from benchlib.backends import DeviceUnavailable, FrameworkMissing
-    from benchlib.measure.max_batch import TrialRequest, search_max_batch, trial_runner, write_search
-    from benchlib.measure.runner import new_run_id
+    from benchlib.measure.max_batch import SEARCH_SUITE, TrialRequest, search_max_batch, trial_runner, write_search
     from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
     from benchlib.models.trainable import UnknownModel, get_model
     from benchlib.probe import probe_machine
+    from benchlib.results.store import new_results, results_path
 
     try:
         spec = get_model(model)
@@ -87,7 +86,8 @@ def max_batch(
         input_shape=shape,
     )
     machine = probe_machine(results_dir=str(out))
-    path = out / machine.id / f"{new_run_id(datetime.now(timezone.utc))}.json"
+    header = new_results(machine, SEARCH_SUITE)
+    path = results_path(out, header)
     err.print(
         f"machine: [bold]{escape(machine.label)}[/] ({escape(machine.id)}); {spec.title} on {resolved}, {dtype}, {optimizer}"
     )
@@ -99,10 +99,10 @@ def max_batch(
         note = f": {outcome.message}" if outcome.message and outcome.status != "ok" else ""
         err.print(f"  batch {outcome.batch}: {outcome.status}{peak} ({outcome.seconds:.1f} s){escape(note)}")
         # After every trial, so a killed search keeps what it found.
-        write_search(path, base, trials, machine=machine, start=start, limit=batch_limit)
+        write_search(path, header, base, trials, start=start, limit=batch_limit)
 
     result = search_max_batch(trial_runner(base), start=start, limit=batch_limit, on_trial=on_trial)
-    write_search(path, base, result.trials, machine=machine, start=start, limit=batch_limit, result=result)
+    write_search(path, header, base, result.trials, start=start, limit=batch_limit, result=result)
     best = result.at(result.max_batch)
     if result.max_batch:
         where = "the batch limit" if result.stopped_by == "limit" else f"batch {result.first_oom} ran out of memory"

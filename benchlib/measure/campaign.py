@@ -242,14 +242,21 @@ def language_dtype(gpu: GPUInfo | None) -> str:
 
 def _search(campaign: Campaign, request: TrialRequest, guess: int | None) -> Path:
     """Search for the largest batch from ``guess`` (or by doubling without one), writing after each trial."""
-    from datetime import datetime, timezone
 
     from benchlib.core.units import format_bytes
-    from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_max_batch, trial_runner, write_search
-    from benchlib.measure.runner import new_run_id
+    from benchlib.measure.max_batch import (
+        SEARCH_SUITE,
+        TrialOutcome,
+        search_from_guess,
+        search_max_batch,
+        trial_runner,
+        write_search,
+    )
     from benchlib.measure.telemetry import TelemetrySampler
+    from benchlib.results.store import new_results, results_path
 
-    path = campaign.out / campaign.machine.id / f"{new_run_id(datetime.now(timezone.utc))}.json"
+    header = new_results(campaign.machine, SEARCH_SUITE)
+    path = results_path(campaign.out, header)
     start, how = (guess, "guess") if guess else (1, "doubling")
     trials: list[TrialOutcome] = []
 
@@ -257,7 +264,7 @@ def _search(campaign: Campaign, request: TrialRequest, guess: int | None) -> Pat
         trials.append(outcome)
         peak = f", peak {format_bytes(outcome.peak_bytes)}" if outcome.peak_bytes is not None else ""
         campaign.on_output(f"  batch {outcome.batch}: {outcome.status}{peak} ({outcome.seconds:.1f} s)")
-        write_search(path, request, trials, machine=campaign.machine, start=start, limit=BATCH_LIMIT, search=how)
+        write_search(path, header, request, trials, start=start, limit=BATCH_LIMIT, search=how)
 
     # The GPU's clocks, temperature and power through the whole search (a CPU campaign has none).
     sampler = TelemetrySampler(index=campaign.gpu.index) if campaign.gpu else None
@@ -268,9 +275,9 @@ def _search(campaign: Campaign, request: TrialRequest, guess: int | None) -> Pat
             result = search_max_batch(trial_runner(request), limit=BATCH_LIMIT, on_trial=on_trial)
     write_search(
         path,
+        header,
         request,
         result.trials,
-        machine=campaign.machine,
         start=start,
         limit=BATCH_LIMIT,
         result=result,

@@ -42,6 +42,8 @@ from typing import Any, Literal
 TrialStatus = Literal["ok", "oom", "error"]
 DEFAULT_BATCH_LIMIT = 4096
 DEFAULT_STEPS = 2
+# The suite a search's results file names: it measures one batch limit, not a suite of workloads.
+SEARCH_SUITE = "max-batch"
 PAGE_FIELDS = ("VmHWM", "VmRSS")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 WATCH_INTERVAL_S = 0.002
@@ -549,32 +551,21 @@ def search_records(
 
 def write_search(
     path: Path,
+    header: Any,
     base: TrialRequest,
     trials: list[TrialOutcome],
     *,
-    machine: Any,
     start: int,
     limit: int,
     result: SearchResult | None = None,
     search: str = "doubling",
     telemetry: Any = None,
 ) -> Any:
-    """Write the search so far to ``path`` (atomically): every trial, and the answer once there is a ``result``."""
-    from datetime import datetime, timezone
-
-    import benchlib
-    from benchlib.results.schema import ResultsFile
+    """Write the search so far to ``path`` (atomically) under ``header`` (`new_results` with the suite
+    ``max-batch``): every trial, and the answer once there is a ``result``."""
     from benchlib.results.store import write_results
 
-    results = ResultsFile(
-        run_id=path.stem,
-        created=datetime.now(timezone.utc),
-        benchlib_version=benchlib.__version__,
-        methodology_version=benchlib.METHODOLOGY_VERSION,
-        suite="max-batch",
-        complete=result is not None,
-        machine=machine,
-        measurements=search_records(trials, base, result, start=start, limit=limit, search=search, telemetry=telemetry),
-    )
+    records = search_records(trials, base, result, start=start, limit=limit, search=search, telemetry=telemetry)
+    results = header.model_copy(update={"complete": result is not None, "measurements": records})
     write_results(results, path)
     return results

@@ -17,23 +17,28 @@ import json
 import sys
 import time
 import traceback
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-import benchlib
 from benchlib.backends import DeviceUnavailable, FrameworkMissing
 from benchlib.core.quiet import drop_noise
 from benchlib.measure.conditions import ConditionsSampler, run_disturbed, run_gpu_index
 from benchlib.measure.telemetry import TelemetrySampler
 from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
 from benchlib.results.schema import FAILED_STATUSES, Crash, Machine, MeasurementRecord, ResultsFile, RunPlan, SkipReason
-from benchlib.results.store import ResultsError, iter_result_paths, read_results, remove_stale_temp_files, write_results
+from benchlib.results.store import (
+    ResultsError,
+    iter_result_paths,
+    new_results,
+    read_results,
+    remove_stale_temp_files,
+    results_path,
+    write_results,
+)
 from benchlib.workloads import (
     SIZES,
     WORKLOAD_MODULES_ENV,
@@ -128,10 +133,6 @@ def select_workloads(suite: str, only: Sequence[str] | None = None) -> list[Work
     if only:
         return [runnable(name) for name in dict.fromkeys(only)]
     return in_suite(suite)
-
-
-def new_run_id(now: datetime) -> str:
-    return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
 
 
 def check(record: MeasurementRecord, requested_device: str, machine: Machine | None = None) -> MeasurementRecord:
@@ -511,17 +512,10 @@ def run_suite(
     if isolate:
         _check_isolatable(workloads)
     resolve_device(device)
-    now = datetime.now(timezone.utc)
-    results = ResultsFile(
-        run_id=new_run_id(now),
-        created=now,
-        benchlib_version=benchlib.__version__,
-        methodology_version=benchlib.METHODOLOGY_VERSION,
-        suite=suite,
-        machine=machine,
-        plan=RunPlan(workloads=[w.name for w in workloads], size=suite, device=device, isolated=isolate),
+    results = new_results(
+        machine, suite, plan=RunPlan(workloads=[w.name for w in workloads], size=suite, device=device, isolated=isolate)
     )
-    path = Path(out_dir) / machine.id / f"{results.run_id}.json"
+    path = results_path(out_dir, results)
     results.complete = _is_complete(results)
     _save(results, path, None)
     return _execute(

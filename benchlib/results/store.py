@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
 
+import benchlib
 from benchlib.core.files import stale_temp_files, write_atomically
-from benchlib.results.schema import ResultsFile
+from benchlib.results.schema import Machine, ResultsFile, RunPlan
 
 
 class ResultsError(ValueError):
@@ -87,6 +90,31 @@ def read_results(path: Path | str, *, mark_implausible: bool = True) -> ResultsF
 
         results = mark(results)
     return results
+
+
+def new_run_id(now: datetime) -> str:
+    """A run's id: when it started, to the second, and six random hex digits."""
+    return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+
+
+def new_results(machine: Machine, suite: str, *, plan: RunPlan | None = None) -> ResultsFile:
+    """The header of a new run's results file, the one place it is made: a new run id, the time it
+    started and this benchlib's versions. Every command that measures starts its file here."""
+    now = datetime.now(timezone.utc)
+    return ResultsFile(
+        run_id=new_run_id(now),
+        created=now,
+        benchlib_version=benchlib.__version__,
+        methodology_version=benchlib.METHODOLOGY_VERSION,
+        suite=suite,
+        machine=machine,
+        plan=plan,
+    )
+
+
+def results_path(out_dir: Path | str, results: ResultsFile) -> Path:
+    """Where a run's file goes: ``<out_dir>/<machine id>/<run id>.json``."""
+    return Path(out_dir) / results.machine.id / f"{results.run_id}.json"
 
 
 def write_results(results: ResultsFile, path: Path | str) -> Path:

@@ -28,10 +28,8 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-import benchlib
 from benchlib.backends import FrameworkMissing, require
 from benchlib.core.timing import Measurement
 from benchlib.measure.distributed.report import (
@@ -44,9 +42,9 @@ from benchlib.measure.distributed.report import (
     scaling_efficiency,
 )
 from benchlib.measure.distributed.topology import Interconnect, detect_interconnect
-from benchlib.measure.runner import RunOutcome, check, new_run_id
-from benchlib.results.schema import Crash, Machine, MeasurementRecord, Metric, ResultsFile, SkipReason
-from benchlib.results.store import write_results
+from benchlib.measure.runner import RunOutcome, check
+from benchlib.results.schema import Crash, Machine, MeasurementRecord, Metric, SkipReason
+from benchlib.results.store import new_results, results_path, write_results
 from benchlib.workloads._record import stats_of
 from benchlib.workloads.dp_scaling import EFFICIENCY
 from benchlib.workloads.dp_scaling import NAME as SCALING
@@ -402,16 +400,8 @@ def run_scaling(
         raise ValueError(f"unknown engine {unknown[0]!r}; choose from {', '.join(ENGINES)}")
     size = SIZES[plan.size]
     started = time.perf_counter()
-    now = datetime.now(timezone.utc)
-    results = ResultsFile(
-        run_id=new_run_id(now),
-        created=now,
-        benchlib_version=benchlib.__version__,
-        methodology_version=benchlib.METHODOLOGY_VERSION,
-        suite=plan.size,
-        machine=machine,
-    )
-    path = Path(out_dir) / machine.id / f"{results.run_id}.json"
+    results = new_results(machine, plan.size)
+    path = results_path(out_dir, results)
     write_results(results, path)
     cpu_name = machine.host.cpu.model if machine.host else None
     per_engine: dict[str, float] = {}
