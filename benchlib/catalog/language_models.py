@@ -215,7 +215,7 @@ def _from_factory(spec: str) -> LanguageModel:
     return LanguageModel(spec, spec, factory=factory)
 
 
-def _from_hub(model_id: str) -> LanguageModel:
+def _from_hub(model_id: str, also_known: tuple[str, ...]) -> LanguageModel:
     from transformers import AutoConfig
 
     try:
@@ -224,9 +224,7 @@ def _from_hub(model_id: str) -> LanguageModel:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         from difflib import get_close_matches
 
-        from benchlib.models.trainable import MODELS
-
-        known = [*shipped_models(), *MODELS]
+        known = [*shipped_models(), *also_known]
         close = get_close_matches(model_id, known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ModelNotFound(
@@ -236,8 +234,12 @@ def _from_hub(model_id: str) -> LanguageModel:
     return LanguageModel(model_id, model_id, config=config)
 
 
-def resolve_model(spec: str) -> LanguageModel:
-    """The model ``--model spec`` names (see the module's docstring for the order)."""
+def resolve_model(spec: str, also_known: tuple[str, ...] = ()) -> LanguageModel:
+    """The model ``--model spec`` names (see the module's docstring for the order).
+
+    ``also_known``: other names the command accepts for ``--model`` (the built-in networks), which
+    an unknown name's message suggests too.
+    """
     shipped = shipped_models()
     by_id = {hf_id.lower(): m for m in shipped.values() for hf_id in (m.hf_id, *m.aliases)}
     if spec in shipped or spec.lower() in by_id:
@@ -248,7 +250,7 @@ def resolve_model(spec: str) -> LanguageModel:
     if FACTORY.match(spec):
         model = _from_factory(spec)
         return _with_transformers_config(model)
-    return _from_hub(spec)
+    return _from_hub(spec, also_known)
 
 
 def _with_transformers_config(model: LanguageModel) -> LanguageModel:

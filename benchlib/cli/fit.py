@@ -234,6 +234,7 @@ def _fit_language_model(
 ) -> None:
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.core.cache import cache_folder
+    from benchlib.models.trainable import MODELS
     from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup, predict_llm
     from benchlib.predict.memory import UnknownGPU
 
@@ -248,7 +249,7 @@ def _fit_language_model(
                     _check_bf16(gpu, f"{flag} bf16")
             if dtype is None and weights in (None, "int8", "nf4"):
                 dtype = "fp16"  # what a reader uses on a GPU without bf16, such as the T4
-        language_model = resolve_model(model)
+        language_model = resolve_model(model, also_known=tuple(MODELS))
         setup = make_setup(
             mode,
             weights=weights,
