@@ -97,3 +97,21 @@ def test_a_table_that_cant_be_written_is_one_message_and_exit_1(fake):
 def test_reading_a_missing_table_says_which_command_makes_it(tmp_path):
     with pytest.raises(tables.TableMissing, match=r"run `benchlib tables --only speed_check` to make it"):
         tables.read("speed_check", tmp_path / "speed_check.json")
+
+
+def test_in_a_build_a_missing_table_stops_it_with_one_message(tmp_path, monkeypatch):
+    """A SystemExit gets past markdown-exec, which would log a traceback for every block."""
+    from benchlib.site import can_i_run_it
+
+    monkeypatch.setattr(tables, "table_file", lambda name: tmp_path / name)
+    monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))  # what markdown-exec sets while MkDocs builds
+    can_i_run_it._table.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            can_i_run_it.fit_table("qlora")
+    finally:
+        can_i_run_it._table.cache_clear()
+    assert not isinstance(stopped.value, Exception), "markdown-exec catches every Exception"
+    message = str(stopped.value)
+    assert message.startswith(f"error: {tmp_path / 'can_i_run_it.json'} can't be read")
+    assert message.endswith("run `benchlib tables --only can_i_run_it` to make it, then build again.")

@@ -26,7 +26,6 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from benchlib import tables
 from benchlib.catalog.gpus import gpu_spec_name, load_accelerators
 from benchlib.core.package_data import data_file
 from benchlib.core.units import format_bytes
@@ -38,6 +37,7 @@ from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
 from benchlib.site.figures import figure_context
 from benchlib.site.platform_pages import Source, fact_flags
 from benchlib.site.render import render
+from benchlib.site.sources import read_table
 from benchlib.workloads import (
     LARGEST_BATCH,
     TRAINED_BATCH,
@@ -83,7 +83,7 @@ BANDWIDTH_VS_COMPUTE = Scatter(
 
 @functools.cache
 def _predictions_table() -> dict[str, Any]:
-    return tables.read(PREDICTIONS)
+    return read_table(PREDICTIONS)
 
 
 def matrix_models() -> list[dict[str, Any]]:
@@ -367,7 +367,7 @@ def measured_results(*chart_ids: str) -> str:
 
 @functools.cache
 def _searched_table() -> dict[str, dict[str, Any]]:
-    return {row["key"]: row for row in tables.read(SEARCHED)["searches"]}
+    return {row["key"]: row for row in read_table(SEARCHED)["searches"]}
 
 
 def _searched_row(row: dict[str, Any]) -> list[str]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from benchlib import tables
 from benchlib.core.units import format_bytes
 from benchlib.site.render import page_link, render
+from benchlib.site.sources import read_table
 
 PAGE = "gpus/can-i-run-it.md"
 SPEED_CHECK = "gpus/buying-guide.md#predicted-against-reported"
@@ -21,7 +21,7 @@ SPEED_CHECK = "gpus/buying-guide.md#predicted-against-reported"
 
 @functools.cache
 def _table() -> dict[str, Any]:
-    return tables.read("can_i_run_it")
+    return read_table("can_i_run_it")
 
 
 def _context_text(tokens: int, maximum: int) -> str:

@@ -14,9 +14,11 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from benchlib import tables
 from benchlib.results.load import load_results
 from benchlib.results.store import ResultsError
 from benchlib.workloads import SIZES
@@ -70,6 +72,21 @@ def load_site_results(paths: Iterable[Path]) -> pd.DataFrame:
     """`load_results` for the site's blocks: an invalid file stops the build with one message."""
     with stop_build_on_invalid_results():
         return load_results(paths)
+
+
+class MissingTableStopsTheBuild(SystemExit):
+    """Ends a site build with one message naming the committed table that can't be read and the command that makes it."""
+
+
+def read_table(name: str) -> dict[str, Any]:
+    """A committed table (`benchlib.tables.read`) for a block; in a build, a missing or unreadable one
+    stops it with one message instead of a traceback per block."""
+    try:
+        return tables.read(name)
+    except tables.TableMissing as exc:
+        if not building_site():
+            raise
+        raise MissingTableStopsTheBuild(f"error: {exc}, then build again.") from None
 
 
 def requested_suite() -> str | None:

@@ -26,6 +26,7 @@ from benchlib.core.freshness import build_date
 from benchlib.core.paths import reported_dir
 from benchlib.site.charts import PREDICTED
 from benchlib.site.render import render
+from benchlib.site.sources import read_table
 
 TABLE = "speed_check"
 
@@ -109,7 +110,7 @@ def checked() -> Checked:
 
 @functools.lru_cache(maxsize=2)
 def _checked(folder: Path, _files: tuple[tuple[str, int, int], ...]) -> Checked:
-    table = tables.read(TABLE)
+    table = read_table(TABLE)
     committed = {k: v for k, v in table["inputs"].items() if k.startswith("reported/")}
     if committed != tables.reported_digests(folder):
         from benchlib.tables.speed_check import speed_check
