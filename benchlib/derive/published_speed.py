@@ -62,6 +62,7 @@ class NotCompared:
 
 @dataclass(frozen=True)
 class _Row:
+    path: Path
     gpu: str
     model: str
     precision: str
@@ -92,6 +93,7 @@ def _reported(folder: Path | None = None) -> tuple[list[_Row], list[NotCompared]
             if any(c.predicts == TRAINING_THROUGHPUT for c in checks_of(*shape)):
                 rows.append(
                     _Row(
+                        path,
                         record.device_name,
                         str(record.params["model"]),
                         record.params["precision"],
@@ -150,6 +152,11 @@ def compare(
             Comparison(row.gpu, row.precision, row.batch, row.value, predicted, half[row.gpu], row.source, row.as_of)
         )
     return compared, not_compared
+
+
+def compared_files(folder: Path | None = None) -> list[Path]:
+    """The reported files holding a row `compare` predicts."""
+    return sorted({row.path for row in _reported(folder)[0]})
 
 
 def median_abs_error(rows: Iterable[Comparison]) -> float:

@@ -29,7 +29,7 @@ from benchlib.predict.memory import (
     gpu_memory,
 )
 from benchlib.results.store import read_results
-from benchlib.tables import Table, data_digests, file_digests, register
+from benchlib.tables import Table, digest_json, file_digests, register
 from benchlib.workloads import TRAINED_BATCH, checks_of
 
 NAME = "buying_guide"
@@ -122,7 +122,6 @@ def compute(on_step: Callable[[str], None]) -> dict[str, Any]:
         for dtype in sorted({dtype for _, dtype in cases}):
             gpus = sorted({gpu for gpu, d in cases if d == dtype})
             reported += predictions((model,), (dtype,), gpus, cache=cache, optimizer=optimizer, on_step=on_step)
-    specs = [a for a in load_accelerators() if a.kind == "gpu" and a.memory_gb is not None]
     return {
         "allowances": {
             "cuda_context_bytes": CUDA_CONTEXT_BYTES,
@@ -130,18 +129,9 @@ def compute(on_step: Callable[[str], None]) -> dict[str, Any]:
             "allocator_overhead": ALLOCATOR_OVERHEAD,
             "usable_fraction": USABLE_FRACTION,
         },
-        "models": [
-            {
-                "name": m.name,
-                "title": m.title,
-                "short": m.short,
-                "description": m.description,
-                "input_shape": list(m.input_shape()),
-            }
-            for m in (MODELS[name] for name in MATRIX_MODELS)
-        ],
+        "models": _models(),
         "dtypes": list(MATRIX_DTYPES),
-        "memory": {spec.name: _memory(spec.name) for spec in specs},
+        "memory": {name: _memory(name) for name in gpu_names()},
         "predictions": matrix,
         "trained_batches": reported,
     }
@@ -153,10 +143,29 @@ def steps() -> int:
     )
 
 
+def _models() -> list[dict[str, Any]]:
+    """The models as the page names them."""
+    return [
+        {
+            "name": m.name,
+            "title": m.title,
+            "short": m.short,
+            "description": m.description,
+            "input_shape": list(m.input_shape()),
+        }
+        for m in (MODELS[name] for name in MATRIX_MODELS)
+    ]
+
+
 def inputs() -> dict[str, str]:
-    """The specs (names, memory), and the reported files with batches a source trained with."""
+    """The models, each GPU's memory as fit counts it (not the rest of the specs: a new price changes
+    none of this), and the reported files with batches a source trained with."""
     folder = reported_dir()
-    return {**data_digests("gpus.yaml"), **file_digests(_files_with_trained_batches(folder), folder, "reported")}
+    return {
+        "models": digest_json(_models()),
+        "GPU memory": digest_json({name: _memory(name) for name in gpu_names()}),
+        **file_digests(_files_with_trained_batches(folder), folder, "reported"),
+    }
 
 
 def summary(table: dict[str, Any]) -> str:

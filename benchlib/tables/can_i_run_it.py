@@ -20,7 +20,9 @@ from typing import Any
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
 from benchlib.core.cache import cache_folder
 from benchlib.core.package_data import table_file
+from benchlib.core.paths import reported_dir
 from benchlib.derive import published_speed as speed_published
+from benchlib.derive.published_speed import compared_files
 from benchlib.predict.count import OpCost
 from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup
 from benchlib.predict.memory import (
@@ -33,7 +35,7 @@ from benchlib.predict.memory import (
 from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
 from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
 from benchlib.predict.speed import METHOD, language_model_dtype, language_model_ops
-from benchlib.tables import Table, data_digests, digest_bytes, digest_json, register, reported_digests
+from benchlib.tables import Table, data_digests, digest_bytes, digest_json, file_digests, register
 
 NAME = "can_i_run_it"
 TABLE_FILE = table_file(f"{NAME}.json")
@@ -282,13 +284,19 @@ def predicted_models() -> list[str]:
 
 def inputs() -> dict[str, str]:
     """What the table was predicted from: the shipped configs, the published peaks, the columns'
-    speed figures, and Lambda's rows behind the speed check it cites."""
+    memory and speed figures, and Lambda's rows (and their GPUs' rates) behind the speed check it
+    cites. Not the rest of the specs: a new price changes none of it."""
+    from benchlib.tables.speed_check import rates_digest
+
     configs = {f"config/{name}": config_digest(resolve_model(name)) for name in predicted_models()}
+    folder = reported_dir()
     return {
-        **data_digests("language_models.yaml", "published_llm_memory.yaml", "gpus.yaml"),
+        **data_digests("language_models.yaml", "published_llm_memory.yaml"),
         **configs,
+        "column memory": digest_json([asdict(column_memory(c)) for c in COLUMNS]),
         "speed rates": speed_digest(),
-        **reported_digests(),
+        "GPU rates": rates_digest(),
+        **file_digests(compared_files(folder), folder, "reported"),
     }
 
 

@@ -21,7 +21,7 @@ from benchlib.core.paths import reported_dir
 from benchlib.derive.published_speed import UNRUN_BATCH, compare, fit_memory_efficiency, unrun_gpus
 from benchlib.predict.memory import UnknownGPU
 from benchlib.predict.roofline import COMPUTE_EFFICIENCY, DEFAULT_COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY, gpu_rates
-from benchlib.tables import Table, data_digests, digest_json, register, reported_digests
+from benchlib.tables import Table, digest_json, register, reported_digests
 
 NAME = "speed_check"
 PACKAGES = ("torch", "torchvision")
@@ -71,7 +71,8 @@ def rates_digest() -> str:
 
 
 def inputs() -> dict[str, str]:
-    return {**data_digests("gpus.yaml"), "speed rates": rates_digest(), **reported_digests()}
+    """Every GPU's rates (not the rest of the specs: a new price changes none of this) and the reported files."""
+    return {"GPU rates": rates_digest(), **reported_digests()}
 
 
 def summary(table: dict[str, Any]) -> str:
