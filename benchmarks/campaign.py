@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchlib.derive.searched import fit_guess
 from benchlib.measure import campaign as plan
 from benchlib.measure.isolation import prestart
 from benchlib.measure.max_batch import TrialRequest, search_from_guess, search_max_batch, trial_runner
@@ -35,7 +36,9 @@ def campaign_times(tiny: bool, device: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         machine = probe_machine(results_dir=folder)
         budget = 10 * TARGET_S[kind]  # a generous budget: this measures the steps, it doesn't cut them
-        state = plan.Campaign(device=device, tiny=tiny, out=Path(folder), machine=machine, budget_s=budget)
+        state = plan.Campaign(
+            device=device, tiny=tiny, out=Path(folder), machine=machine, budget_s=budget, guess=fit_guess
+        )
         started: dict[str, float] = {}
         times: list[tuple[str, float]] = []
 
@@ -76,7 +79,7 @@ def guess_against_doubling(device: str) -> None:
     )
     print(f"   {'search':<22} {'guess':>5} {'answer':>6} {'trials':>11} {'seconds':>15}")
     for request in requests:
-        guess = plan.fit_guess(request, None)
+        guess = fit_guess(request, None)
         t0 = time.perf_counter()
         seeded = search_from_guess(trial_runner(request), guess or 1)
         t1 = time.perf_counter()

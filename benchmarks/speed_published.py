@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from benchlib.predict.published_speed import TARGET_MEDIAN_ERROR, compare, fit_memory_efficiency, median_abs_error
+from benchlib.derive.published_speed import TARGET_MEDIAN_ERROR, compare, fit_memory_efficiency, median_abs_error
 from benchlib.predict.roofline import MEMORY_EFFICIENCY
 
 

@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from benchlib.cli import app
-from benchlib.derive.searched import fit_prediction
+from benchlib.derive import checks as derived
+from benchlib.derive.searched import fit_guess, fit_prediction
 from benchlib.measure import campaign as plan
 from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_max_batch
 from benchlib.predict.roofline import gpu_rates
@@ -131,7 +132,7 @@ def test_a_gpu_the_specs_dont_know_starts_its_search_from_its_probed_memory():
     mystery = GPUInfo(index=0, name="Mystery GPU 9000", memory_total_bytes=64 * 1024**2)
     larger = mystery.model_copy(update={"memory_total_bytes": 256 * 1024**2})
     assert fit_prediction(request, mystery.name) is None, "no prediction is shown for it"
-    small, large = plan.fit_guess(request, mystery), plan.fit_guess(request, larger)
+    small, large = fit_guess(request, mystery), fit_guess(request, larger)
     assert small and large and large > 2 * small
 
 
@@ -181,7 +182,7 @@ def test_gpu_records_are_checked_against_the_roofline_and_fit():
         value=0.1,
         params={"n": 1024, "sizes": [256, 512, 1024]},
     )
-    found = {c.kind: c for c in plan.checks([_file(matmul, inference, on_cpu)])}
+    found = {c.kind: c for c in derived.checks([_file(matmul, inference, on_cpu)])}
     assert set(found) == {"matmul", "throughput"}
     rates = gpu_rates("H100 SXM")
     assert found["matmul"].predicted == pytest.approx(rates.peaks_tflops["bf16"] * rates.compute_efficiency)
@@ -211,7 +212,7 @@ def test_the_transformer_workloads_eager_step_is_checked_against_predict():
         params={**common, "compile": "eager"},
     )
     compiled = eager.model_copy(update={"params": {**common, "compile": "torch.compile"}})
-    [check] = plan.checks([_file(eager, compiled)])
+    [check] = derived.checks([_file(eager, compiled)])
     assert check.kind == "throughput" and check.unit == "tokens/s" and check.predicted > 0
     assert "bf16" in check.what and f"{params['seq_len']} tokens" in check.what
 
@@ -238,7 +239,7 @@ def test_the_decode_workloads_phases_are_checked_against_predict():
         params={**common, "phase": "prefill"},
     )
     decode = prefill.model_copy(update={"params": {**common, "phase": "decode"}, "value": 1e3})
-    by_phase = {c.what.split()[4].rstrip(","): c for c in plan.checks([_file(prefill, decode)])}
+    by_phase = {c.what.split()[4].rstrip(","): c for c in derived.checks([_file(prefill, decode)])}
     assert set(by_phase) == {"prefill", "decode"}
     # One prompt in one pass against one token per pass: the roofline must rate the prefill faster.
     assert by_phase["prefill"].predicted > by_phase["decode"].predicted > 0
@@ -255,7 +256,7 @@ def test_an_unknown_gpu_gets_no_prediction_rather_than_a_guess():
         value=50.0,
         params={"sizes": [1024]},
     )
-    assert plan.checks([_file(mystery)]) == []
+    assert derived.checks([_file(mystery)]) == []
 
 
 def test_the_sweeps_pair_the_short_and_long_matmul_runs():
@@ -278,7 +279,7 @@ def test_the_sweeps_pair_the_short_and_long_matmul_runs():
         duration_s=8.0,
         params={"sizes": [1024, 2048, 4096]},
     )
-    [sweep] = plan.sweeps([_file(long), _file(short)])
+    [sweep] = derived.sweeps([_file(long), _file(short)])
     assert sweep.short is short and sweep.long is long
     assert sweep.reached == pytest.approx(0.9) and sweep.time_share == pytest.approx(0.25)
 

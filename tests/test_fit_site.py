@@ -11,10 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from benchlib import tables
 from benchlib.catalog.gpus import find_accelerator
 from benchlib.core.paths import reported_dir
 from benchlib.measure.max_batch import SEARCH_SUITE, SearchResult, TrialOutcome, TrialRequest, write_search
-from benchlib.predict.memory import Predictor, memory_limit
+from benchlib.predict.memory import Predictor, gpu_memory, memory_limit
 from benchlib.results.load import load_results
 from benchlib.results.schema import (
     Accelerators,
@@ -28,6 +29,7 @@ from benchlib.results.schema import (
 )
 from benchlib.results.store import new_results, write_results
 from benchlib.site import buying_guide as blocks
+from benchlib.tables import buying_guide as table
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "gpus" / "buying-guide.md"
@@ -43,23 +45,47 @@ def frame():
             "model": model,
             "dtype": dtype,
             "gpu": gpu,
-            "usable_bytes": blocks.gpu_memory(gpu).usable_bytes,
+            "usable_bytes": gpu_memory(gpu).usable_bytes,
             "max_batch": 0 if (model, gpu) == ("gpt2_small", "T4") and dtype == "fp32" else 1000 * i + 10 * j + k,
         }
-        for i, model in enumerate(blocks.MATRIX_MODELS)
-        for j, dtype in enumerate(blocks.MATRIX_DTYPES)
+        for i, model in enumerate(table.MATRIX_MODELS)
+        for j, dtype in enumerate(table.MATRIX_DTYPES)
         for k, gpu in enumerate(SMALL_GPUS)
     ]
     return pd.DataFrame(rows)
 
 
 def test_predictions_agree_with_a_verified_prediction_per_gpu(tmp_path):
-    frame = blocks.predictions(
+    rows = table.predictions(
         models=("unet",), dtypes=("fp16",), gpus=("T4", "A100 40GB SXM"), size="small", cache=tmp_path
     )
-    for _, row in frame.iterrows():
-        verified = Predictor("unet", dtype="fp16", size="small", foreach=True).predict(blocks.gpu_memory(row["gpu"]))
+    assert len(rows) == 2
+    for row in rows:
+        verified = Predictor("unet", dtype="fp16", size="small", foreach=True).predict(gpu_memory(row["gpu"]))
         assert row["max_batch"] == verified.max_batch > 0
+
+
+@pytest.mark.slow
+def test_the_committed_predictions_are_what_benchlib_fit_predicts_now():
+    """One cell of the committed table, traced again (the smallest model); the digests are test_tables.py's."""
+    committed = tables.read("buying_guide")
+    if committed["versions"] != tables.installed_versions(table.PACKAGES):
+        pytest.skip(f"the table was predicted with {committed['versions']}; refresh it with `benchlib tables`")
+    gpus = ("T4", "H100 SXM")
+    rows = {(r["gpu"], r["dtype"]): r["max_batch"] for r in committed["predictions"] if r["model"] == "unet"}
+    for row in table.predictions(models=("unet",), gpus=gpus):
+        assert rows[row["gpu"], row["dtype"]] == row["max_batch"], (
+            "refresh it with `benchlib tables --only buying_guide`"
+        )
+
+
+def test_the_matrix_covers_every_model_dtype_and_gpu_with_memory():
+    committed = tables.read("buying_guide")
+    cells = {(r["model"], r["dtype"], r["gpu"]) for r in committed["predictions"]}
+    expected = {(m, d, g) for m in table.MATRIX_MODELS for d in table.MATRIX_DTYPES for g in table.gpu_names()}
+    assert cells == expected, "refresh it with `benchlib tables --only buying_guide`"
+    assert blocks.gpu_names() == table.gpu_names()
+    assert [m["name"] for m in committed["models"]] == list(table.MATRIX_MODELS)
 
 
 def chart_spec(html: str) -> dict:
@@ -262,7 +288,9 @@ def test_a_language_model_search_appears_next_to_fits_prediction(tmp_path, monke
 
 def test_page_calls_only_existing_blocks_and_types_no_numbers():
     text = PAGE.read_text(encoding="utf-8")
-    for name in re.findall(r"from benchlib\.site\.fit import (\w+)", text):
+    called = re.findall(r"from benchlib\.site\.buying_guide import (\w+)", text)
+    assert called, "the page calls its blocks from benchlib.site.buying_guide"
+    for name in called:
         assert callable(getattr(blocks, name)), name
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
     prose = re.sub(r"`[^`]*`", "", prose)

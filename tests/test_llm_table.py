@@ -1,37 +1,51 @@
-"""The committed "Can I run it?" table: complete, current, and what its pages show from it."""
+"""The committed "Can I run it?" table: complete, current, and what its pages show from it.
+
+That every committed table matches its inputs' digests is `tests/test_tables.py`'s; this file checks
+what only this table has: its rows, its cells re-predicted, and the page.
+"""
 
 from __future__ import annotations
 
 import ast
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
+from benchlib import tables
 from benchlib.catalog.language_models import resolve_model, shipped_models
-from benchlib.cli.fit_table import fit_table
-from benchlib.predict.llm_memory import LLMPredictor, versions
-from benchlib.predict.llm_table import (
+from benchlib.cli import app
+from benchlib.core.cache import cache_folder
+from benchlib.predict.llm_memory import LLMPredictor
+from benchlib.predict.memory import gpu_memory
+from benchlib.predict.speed import predict_speed
+from benchlib.site import can_i_run_it as llm_fit
+from benchlib.tables.can_i_run_it import (
     COLUMNS,
     INFERENCE,
+    PACKAGES,
     SNIPPET_MODEL,
     SNIPPET_SETUP,
+    TABLE,
     TASKS,
     column_memory,
     config_digest,
+    predict_table,
     published_digest,
     read_table,
     speed_digest,
 )
-from benchlib.predict.memory import gpu_memory
-from benchlib.predict.speed import predict_speed
-from benchlib.site import can_i_run_it as llm_fit
 
 ROOT = Path(__file__).resolve().parents[1]
-REFRESH = "refresh it with `benchlib fit-table`"
+REFRESH = "refresh it with `benchlib tables --only can_i_run_it`"
+
+
+def versions() -> dict[str, str]:
+    """The versions this environment would predict the table with."""
+    return tables.installed_versions(PACKAGES)
 
 
 @pytest.fixture(scope="module")
@@ -165,32 +179,28 @@ def test_platform_pages_name_the_largest_model_and_link_the_table():
     assert "On T4 ×2" in html and "per GPU" in html and 'href="../../gpus/can-i-run-it/"' in html
 
 
-def command() -> typer.Typer:
-    app = typer.Typer()
-    app.command("fit-table")(fit_table)
-    app.command("unused")(lambda: None)
-    return app
-
-
 @pytest.mark.slow
-def test_fit_table_writes_a_table_the_site_can_read(tmp_path):
+def test_the_table_for_one_model_is_written_whole_for_the_site_to_read(tmp_path):
+    """What `benchlib tables --only can_i_run_it` writes, for one model (all of them take minutes)."""
+    one = replace(TABLE, compute=lambda on_step: predict_table(cache_folder("fit-llm"), on_step, ["qwen2.5-0.5b"]))
     out = tmp_path / "table.json"
-    result = CliRunner().invoke(command(), ["fit-table", "--models", "qwen2.5-0.5b", "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    contents = tables.compute(one)
+    tables.write(one, contents, out)
     written = json.loads(out.read_text(encoding="utf-8"))
     assert [r["model"] for r in written["rows"]] == ["qwen2.5-0.5b"]
-    assert "median error of" in " ".join(result.output.split())
+    assert tables.read("can_i_run_it", out)["rows"] == written["rows"]
+    assert "median error of" in " ".join(TABLE.summary(written).split())
     assert not list(tmp_path.glob(".*"))  # no temporary file left behind
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--models", "llama-9b"], "--models: llama-9b not shipped"),
-        (["--out", "/nonexistent/folder/table.json"], "the folder /nonexistent/folder does not exist"),
+        (["--only", "llama-9b"], "--only: llama-9b is not a table"),
+        (["--out", "/nonexistent/folder"], "the folder /nonexistent/folder does not exist"),
     ],
 )
-def test_fit_table_rejects_bad_input_by_name(args, message):
-    result = CliRunner().invoke(command(), ["fit-table", *args])
+def test_benchlib_tables_rejects_bad_input_by_name(args, message):
+    result = CliRunner().invoke(app, ["tables", *args])
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())

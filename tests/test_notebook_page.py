@@ -12,14 +12,17 @@ import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from benchlib.core import paths
+from benchlib.measure.build_machine import build_measurement
+from benchlib.site import notebook as notebook_page
 from benchlib.site import sources
 from benchlib.site.notebook import (
+    MEASURING_NOTEBOOK,
     NotebookError,
     NotebookStopsTheBuild,
     _stop,
-    executed_notebook,
     notebook_markdown,
     notebook_to_markdown,
+    run_notebook,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,39 +106,96 @@ def test_under_mkdocs_serve_an_error_is_shown_rather_than_ending_the_rebuild_thr
         _stop("error: x")
 
 
-@pytest.mark.slow
-def test_the_notebook_runs_in_its_folder_once_until_it_changes(tmp_path):
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    cells = [new_code_cell("import os\nopen('runs.txt', 'a').write('run\\n')\nprint(os.getcwd())")]
-    notebook = write_notebook(folder / "nb.ipynb", *cells)
-    cache = tmp_path / "cache"
+# A measuring notebook in miniature: it records each run, prints where it runs, and writes a complete
+# results file where $BENCHLIB_RESULTS_DIR says, as the real one's run cell does.
+MEASURING_CELL = """import os
+from datetime import datetime, timezone
+from pathlib import Path
+from benchlib.results.schema import Machine, ResultsFile, Software
+from benchlib.results.store import write_results
+open('runs.txt', 'a').write('run\\n')
+print(os.getcwd())
+out = Path(os.environ['BENCHLIB_RESULTS_DIR']) / 'test-machine' / 'run.json'
+write_results(ResultsFile(run_id='run', created=datetime.now(timezone.utc), benchlib_version='0.1.0',
+    methodology_version='1', suite='quick', complete=True, machine=Machine(id='test-machine', label='Test',
+    software=Software(python='3.11', benchlib='0.1.0'))), out)
+"""
 
-    first = executed_notebook(notebook, cache)
-    assert first.cells[0].outputs[0]["text"].strip() == str(folder)
-    executed_notebook(notebook, cache)
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A project root of its own (its measuring notebook under docs/notebooks/), with a cache of its own."""
+    (tmp_path / "docs" / "notebooks").mkdir(parents=True)
+    monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("BENCHLIB_CACHE_DIR", str(tmp_path / "cache"))
+    build_measurement.cache_clear()
+    yield tmp_path
+    build_measurement.cache_clear()
+
+
+@pytest.mark.slow
+def test_the_notebook_measures_this_machine_in_its_folder_once_until_it_changes(project, monkeypatch):
+    notebook = write_notebook(project / MEASURING_NOTEBOOK, new_code_cell(MEASURING_CELL))
+    folder = notebook.parent
+
+    first = notebook_page.this_machine("quick")
+    executed = first.with_suffix(".ipynb")
+    assert nbformat.reads(executed.read_text(), as_version=4).cells[0].outputs[0]["text"].strip() == str(folder)
+    build_measurement.cache_clear()  # a new build process finds the run
+    assert notebook_page.this_machine("quick") == first
     assert (folder / "runs.txt").read_text() == "run\n", "the second build used the cached run"
 
-    write_notebook(notebook, *cells, new_markdown_cell("Changed."))
-    executed_notebook(notebook, cache)
+    write_notebook(notebook, new_code_cell(MEASURING_CELL), new_markdown_cell("Changed."))
+    build_measurement.cache_clear()
+    notebook_page.this_machine("quick")
     assert (folder / "runs.txt").read_text() == "run\nrun\n"
-    assert len(list(cache.glob("nb-*.ipynb"))) == 1, "the run of the old notebook was dropped"
+    runs = list((project / "cache" / "build-measurement").glob("notebook-*"))
+    assert len(runs) == 1, "the run of the old notebook was dropped"
 
 
 @pytest.mark.slow
-def test_a_failing_cell_stops_the_build_naming_notebook_cell_and_error(tmp_path):
+def test_with_a_measurement_the_page_shows_the_notebooks_own_run_and_measures_once(project, monkeypatch):
+    write_notebook(project / MEASURING_NOTEBOOK, new_markdown_cell("# Run"), new_code_cell(MEASURING_CELL))
+    monkeypatch.setenv(sources.MEASURE_ENV, "quick")
+    page = notebook_markdown(MEASURING_NOTEBOOK)
+    assert page.startswith("# Run\n\n```python\nimport os")
+    assert f"```text\n{project / 'docs' / 'notebooks'}\n```" in page, "the output of the build's own run"
+    from benchlib.site.data import site_data
+
+    assert site_data().build_files == frozenset({str(notebook_page.this_machine("quick"))})
+    assert (project / "docs" / "notebooks" / "runs.txt").read_text() == "run\n", "the suite ran once for the build"
+
+
+def test_without_a_measurement_the_page_shows_the_cells_and_runs_nothing(monkeypatch):
+    monkeypatch.delenv(sources.MEASURE_ENV, raising=False)
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a build without BENCHLIB_MEASURE runs no notebook")
+
+    monkeypatch.setattr(notebook_page, "run_notebook", no_run)
+    page = notebook_markdown(MEASURING_NOTEBOOK)
+    assert page.startswith("# Run benchlib\n\n")
+    assert "```python\nimport benchlib\nfrom benchlib.probe import machine_table, probe_machine" in page
+    assert "```text" not in page and "notebook-output" not in page, "no outputs: nothing ran"
+
+
+@pytest.mark.slow
+def test_a_failing_cell_stops_the_build_naming_notebook_cell_and_error(project):
     notebook = write_notebook(
-        tmp_path / "nb.ipynb",
+        project / MEASURING_NOTEBOOK,
         new_markdown_cell("# T"),
         new_code_cell("x = 1"),
         new_code_cell("\n# check the GPU\nraise ValueError('no GPU here')"),
     )
     with pytest.raises(NotebookStopsTheBuild) as stopped:
-        executed_notebook(notebook, tmp_path / "cache")
+        notebook_page.this_machine("quick")
     assert str(stopped.value).startswith(
         f"error: {notebook}: cell 3 (# check the GPU) raised ValueError: no GPU here. Run the notebook in Jupyter"
     )
-    assert not (tmp_path / "cache").exists(), "a failed run is not cached"
+    kept = [p for p in (project / "cache").rglob("*") if p.is_file()]
+    assert not kept, f"a failed run is not cached: {kept}"
+    with pytest.raises(NotebookStopsTheBuild):
+        run_notebook(notebook)
 
 
 def test_a_missing_notebook_is_named(tmp_path, monkeypatch):

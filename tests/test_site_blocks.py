@@ -18,7 +18,7 @@ import benchlib
 from benchlib.core.paths import REPORTED_ENV, RESULTS_ENV
 from benchlib.results.schema import Provenance
 from benchlib.results.store import ResultsError, write_results
-from benchlib.site import chart, methodology, sources
+from benchlib.site import chart, methodology, notebook, sources
 from benchlib.site.vendor import bundle_file, bundle_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,7 +140,7 @@ def test_build_machine_rows_are_highlighted(results_dir, monkeypatch):
     fresh.parent.mkdir()
     build_file.rename(fresh)
     monkeypatch.setenv(sources.MEASURE_ENV, "quick")
-    monkeypatch.setattr(sources, "build_measurement", lambda suite, root: fresh)
+    monkeypatch.setattr(notebook, "this_machine", lambda suite: fresh)
     block = chart("matmul")
     assert "★ local · Test CPU (CPU only) (this build machine)" in block
     assert "★ local · Test CPU (CPU only) (this build machine) (2026-11-01, during this build)" in block
@@ -158,6 +158,7 @@ def test_measure_env_rejects_unknown_suites(monkeypatch):
 def test_build_measurement_is_cached_per_machine_and_version(tmp_path, monkeypatch):
     import benchlib.measure.runner
     import benchlib.probe
+    from benchlib.measure import build_machine
 
     calls = []
 
@@ -170,20 +171,20 @@ def test_build_measurement_is_cached_per_machine_and_version(tmp_path, monkeypat
     monkeypatch.setattr(benchlib.probe, "probe_machine", lambda results_dir=None: CPU)
     monkeypatch.setattr(benchlib.measure.runner, "run_suite", fake_run_suite)
     monkeypatch.setattr(benchlib.measure.runner, "select_workloads", lambda suite: [])
-    sources.build_measurement.cache_clear()
-    first = sources.build_measurement("quick", tmp_path)
-    assert first.parent == tmp_path / sources.cache_key("quick") / CPU.id
+    build_machine.build_measurement.cache_clear()
+    first = build_machine.build_measurement("quick", tmp_path)
+    assert first.parent == tmp_path / build_machine.cache_key("quick") / CPU.id
     key = f"benchlib-{benchlib.__version__}-methodology-{benchlib.METHODOLOGY_VERSION}-quick"
-    assert sources.cache_key("quick") == key
-    sources.build_measurement.cache_clear()  # a new process (mkdocs serve restarted) finds the file
+    assert build_machine.cache_key("quick") == key
+    build_machine.build_measurement.cache_clear()  # a new process (mkdocs serve restarted) finds the file
 
     def no_full_probe(results_dir=None):
         raise AssertionError("a rebuild on known hardware must not probe (and import torch) again")
 
     monkeypatch.setattr(benchlib.probe, "probe_machine", no_full_probe)
-    assert sources.build_measurement("quick", tmp_path) == first
+    assert build_machine.build_measurement("quick", tmp_path) == first
     assert calls == ["quick"]
-    sources.build_measurement.cache_clear()
+    build_machine.build_measurement.cache_clear()
 
 
 def test_methodology_blocks_come_from_the_code():

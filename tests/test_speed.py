@@ -11,14 +11,14 @@ from typer.testing import CliRunner
 
 from benchlib.catalog.gpus import load_accelerators
 from benchlib.core.paths import reported_dir
-from benchlib.predict.count import op_counter
-from benchlib.predict.published_speed import (
+from benchlib.derive.published_speed import (
     TARGET_MEDIAN_ERROR,
     compare,
     fit_memory_efficiency,
     halves,
     median_abs_error,
 )
+from benchlib.predict.count import op_counter
 from benchlib.predict.roofline import (
     COMPUTE_EFFICIENCY,
     DEFAULT_COMPUTE_EFFICIENCY,

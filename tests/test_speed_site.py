@@ -8,7 +8,7 @@ from html import unescape
 
 import pytest
 
-from benchlib.predict.published_speed import UNRUN_BATCH, compare, median_abs_error, unrun_gpus
+from benchlib.derive.published_speed import UNRUN_BATCH, compare, median_abs_error, unrun_gpus
 from benchlib.site import buying_guide as blocks
 from benchlib.site import speed_check as speed
 
@@ -161,11 +161,11 @@ def test_a_zero_error_reads_without_a_sign():
 
 
 def test_the_can_i_run_it_table_cites_the_check_compare_makes_now(compared):
-    from benchlib.predict.llm_table import read_table
+    from benchlib.tables.can_i_run_it import read_table
 
     rows = compared[0]
     check = read_table()["speed"]["resnet50"]
-    refresh = "Lambda's rows or the speed model changed; refresh the table with `benchlib fit-table`"
+    refresh = "Lambda's rows or the speed model changed; refresh the table with `benchlib tables --only can_i_run_it`"
     assert check["rows"] == len(rows), refresh
     assert check["median_abs_error"] == pytest.approx(median_abs_error(rows)), refresh
     assert check["held_out_median_abs_error"] == pytest.approx(

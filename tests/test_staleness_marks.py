@@ -80,22 +80,20 @@ def dated_figures(html: str) -> list[tuple[str, bool]]:
     return [(m.group(1), "[stale]" in m.group(2)) for pattern in DATED for m in pattern.finditer(text)]
 
 
-def _frame(gpus: tuple[str, ...] | None = None, **_: object) -> pd.DataFrame:
+def _frame() -> pd.DataFrame:
     """Predictions in the shape the buying guide's blocks take; the batches are test inputs."""
-    names = gpus or tuple(fit_blocks.gpu_names())
     return pd.DataFrame(
         [
             {
-                "model": model,
+                "model": model["name"],
                 "dtype": dtype,
                 "gpu": gpu,
-                "usable_bytes": fit_blocks.gpu_memory(gpu).usable_bytes,
+                "usable_bytes": fit_blocks.usable_bytes(gpu),
                 "max_batch": 64,
-                "torch": "test",
             }
-            for model in fit_blocks.MATRIX_MODELS
-            for dtype in fit_blocks.MATRIX_DTYPES
-            for gpu in names
+            for model in fit_blocks.matrix_models()
+            for dtype in fit_blocks.matrix_dtypes()
+            for gpu in fit_blocks.gpu_names()
         ]
     )
 
@@ -149,8 +147,6 @@ def render_all(today: date) -> dict[str, list[str]]:
         mp.setenv(freshness.BUILD_DATE_ENV, today.isoformat())
         mp.setenv(RESULTS_ENV, str(ROOT / "results"))
         mp.delenv(sources.MEASURE_ENV, raising=False)
-        # lambda_batches compares with predictions; tracing models is the fit tests' job, not this one's.
-        mp.setattr(fit_blocks, "predictions", _frame)
         for name, block in [*_platform_blocks(), *_buying_guide_blocks(), *_chart_blocks(), *_llm_blocks()]:
             rendered.setdefault(name, []).append(block())
     return rendered

@@ -1,5 +1,5 @@
-"""The `benchlib` command: probe, list, run, show, validate, import, schema, score, facts, fit, fit-table, predict,
-max-batch, launch, campaign.
+"""The `benchlib` command: probe, list, run, show, validate, import, schema, score, facts, fit, predict,
+max-batch, launch, campaign, tables.
 
 Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported), a file
 is invalid, or the results file can't be written (a full disk); 2 usage error, with a one-line
@@ -19,7 +19,6 @@ from benchlib.cli import (
     campaign,
     facts,
     fit,
-    fit_table,
     import_results,
     launch,
     list_workloads,
@@ -30,6 +29,7 @@ from benchlib.cli import (
     schema,
     score,
     show,
+    tables,
     validate,
 )
 
@@ -55,9 +55,9 @@ COMMANDS = {
     "score": score.score_command,
     "max-batch": max_batch.max_batch,
     "fit": fit.fit,
-    "fit-table": fit_table.fit_table,
     "predict": predict.predict,
     "campaign": campaign.campaign,
+    "tables": tables.tables,
 }
 for name, command in COMMANDS.items():
     app.command(name)(command)

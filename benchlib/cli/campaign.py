@@ -54,6 +54,7 @@ def campaign(
     """
     from benchlib import probe
     from benchlib.backends import DeviceUnavailable
+    from benchlib.derive.searched import fit_guess
     from benchlib.measure import runner
 
     if device not in DEVICES:
@@ -75,7 +76,9 @@ def campaign(
         f"budget {budget_min:g} min{' (tiny)' if tiny else ''}"
     )
     steps = plan_module.steps(tiny)
-    state = plan_module.Campaign(device=resolved, tiny=tiny, out=out, machine=machine, budget_s=budget_min * 60)
+    state = plan_module.Campaign(
+        device=resolved, tiny=tiny, out=out, machine=machine, budget_s=budget_min * 60, guess=fit_guess
+    )
     try:
         run_with_progress(state, steps)
     except runner.SaveError as exc:
@@ -130,10 +133,12 @@ def _value(value: float, unit: str) -> str:
 
 def report(state: plan_module.Campaign) -> None:
     """The table of predicted against measured, the sweep comparison, what was skipped and the files."""
+    from benchlib.derive.checks import checks, sweeps
     from benchlib.results.store import read_results
+    from benchlib.workloads import LARGEST_BATCH, checked_by
 
     files = [read_results(path) for path in dict.fromkeys(state.written)]
-    found = plan_module.checks(files)
+    found = checks(files)
     console.print(Wrapped(Text(f"Predicted against measured · {state.machine.label}", style="bold")))
     if found:
         console.print(Wrapped(Text("error: predicted ÷ measured − 1 (+10% predicts 10% too high)", style="dim")))
@@ -151,18 +156,18 @@ def report(state: plan_module.Campaign) -> None:
             )
     else:
         console.print(Wrapped(Text("no checks: nothing measured had a prediction to compare with", style="yellow")))
-    for sweep in plan_module.sweeps(files):
+    for sweep in sweeps(files):
         share = f" in {sweep.time_share:.0%} of its time" if sweep.time_share is not None else ""
         console.print(
             Wrapped(
                 Text(
-                    f"matmul {sweep.dtype}: sizes up to {max(sweep.short.params['sizes'])} reached {sweep.reached:.0%} of the best "
+                    f"{sweep.short.workload} {sweep.dtype}: sizes up to {max(sweep.short.params['sizes'])} reached {sweep.reached:.0%} of the best "
                     f"with sizes up to {max(sweep.long.params['sizes'])}{share}"
                 )
             )
         )
-    # Running out of memory is what a max-batch search looks for, not a failure.
-    searches = {"max_batch", "llm_max_batch"}
+    # Running out of memory is what a largest-batch search looks for, not a failure.
+    searches = set(checked_by(LARGEST_BATCH))
     failed = [
         f"{r.workload}: {r.message or ''}"
         for f in files

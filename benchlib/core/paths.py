@@ -10,6 +10,7 @@ folders come from the environment (``$BENCHLIB_RESULTS_DIR`` and its siblings be
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,14 @@ def _config(root: Path) -> dict[str, Any]:
     path = root / CONFIG_FILE
     if not path.is_file():
         return {}
-    loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_IgnoreTags)  # noqa: S506 (a SafeLoader)
+    stat = path.stat()
+    return _parsed_config(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_config(path: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
+    """mkdocs.yml parsed once per version of the file: a build asks for its folders many times."""
+    loaded = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_IgnoreTags)  # noqa: S506 (a SafeLoader)
     return loaded if isinstance(loaded, dict) else {}
 
 

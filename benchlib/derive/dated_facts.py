@@ -84,9 +84,9 @@ def spec_facts() -> Iterator[DatedFact]:
 def advice_facts() -> Iterator[DatedFact]:
     import yaml
 
-    from benchlib.site.buying_guide import HISTORY_FILE
+    from benchlib.core.package_data import data_file
 
-    for guide in yaml.safe_load(HISTORY_FILE.read_text(encoding="utf-8"))["guides"]:
+    for guide in yaml.safe_load(data_file("buying_advice.yaml").read_text(encoding="utf-8"))["guides"]:
         for i, claim in enumerate(guide["claims"], 1):
             as_of = claim["as_of"]
             text = as_of.isoformat() if isinstance(as_of, date) else str(as_of)

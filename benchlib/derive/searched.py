@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchlib.measure.max_batch import DEFAULT_STEPS, TrialRequest
+from benchlib.results.schema import GPUInfo
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,15 @@ def request_of(params: Mapping[str, Any], dtype: str | None, device: str) -> Tri
     return TrialRequest(
         **common, size=params["size"], optimizer=params["optimizer"], input_shape=tuple(params["input_shape"])
     )
+
+
+def search_key(request: TrialRequest, device_name: str | None) -> str:
+    """One search as text, the same for the record it came from and the table it is looked up in."""
+    import json
+    from dataclasses import asdict
+
+    name = device_name if isinstance(device_name, str) else None  # a results frame's missing name is NaN
+    return json.dumps({**asdict(request), "device_name": name}, sort_keys=True, default=list)
 
 
 def model_label(request: TrialRequest) -> str:
@@ -89,3 +99,16 @@ def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPredict
         cache_dir=cache_folder("fit"),
     )
     return FitPrediction(predictor.predict(target, verify=False).max_batch, predictor.peak)
+
+
+def fit_guess(request: TrialRequest, gpu: GPUInfo | None) -> int | None:
+    """Where a search starts: fit's predicted largest batch, if it has one. For a GPU the specs
+    don't know, fit's prediction for the usable share of the memory the probe saw on it."""
+    from dataclasses import replace
+
+    from benchlib.predict.memory import USABLE_FRACTION
+
+    prediction = fit_prediction(request, gpu.name if gpu else None)
+    if prediction is None and gpu is not None and gpu.memory_total_bytes and request.memory_limit is None:
+        prediction = fit_prediction(replace(request, memory_limit=int(gpu.memory_total_bytes * USABLE_FRACTION)), None)
+    return prediction.max_batch if prediction and prediction.max_batch else None

@@ -8,23 +8,23 @@ A campaign is a list of steps, each writing ordinary results files into the resu
 4. the longer matmul sweep (``full``; ``--tiny``: standard), next to the suite's.
 
 Each step has an expected duration; a step that would end after the budget is not started and is
-listed as skipped. The checks (`checks`) are derived afterwards from the files alone, so the
-table can be rebuilt from a campaign's folder at any time.
+listed as skipped. Where each search starts is the caller's ``guess`` (`benchlib campaign` gives
+fit's prediction, `benchlib.derive.searched.fit_guess`). The checks of predictions against the
+measurements (`benchlib.derive.checks`) are derived afterwards from the files alone, so the table
+can be rebuilt from a campaign's folder at any time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchlib.catalog.gpus import gpu_spec_name
-from benchlib.derive.searched import fit_prediction, request_of
 from benchlib.measure.max_batch import TrialRequest
 from benchlib.models.trainable import MODELS
-from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord, ResultsFile
+from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord
 
 DEFAULT_MINUTES = 9.0
 FIT_DTYPES = ("fp16", "fp32")
@@ -70,6 +70,8 @@ class Campaign:
     timed: dict[str, list[float]] = field(default_factory=dict)  # seconds each finished step took, by kind
     on_output: Callable[[str], None] = lambda line: None
     suite_budget_s: float | None = None
+    # Where a largest-batch search starts (None: doubling from 1), given the request and the GPU.
+    guess: Callable[[TrialRequest, GPUInfo | None], int | None] = lambda request, gpu: None
 
     @property
     def gpu(self) -> GPUInfo | None:
@@ -113,7 +115,7 @@ def steps(tiny: bool) -> list[Step]:
     for dtype in FIT_DTYPES:
         for model in TINY_FIT_MODELS if tiny else tuple(MODELS):
             plan.append(Step("max_batch", f"max-batch {model} {dtype}", _search_step(model, dtype)))
-    plan.append(Step("sweep", "matmul sweep", run_sweep))
+    plan.append(Step("sweep", f"{' and '.join(swept())} sweep", run_sweep))
     return plan
 
 
@@ -199,10 +201,17 @@ def run_suite(campaign: Campaign) -> list[Path]:
     return _run_workloads(campaign, None, campaign.suite, campaign.suite_budget_s or campaign.left_s())
 
 
+def swept() -> list[str]:
+    """The workloads whose longer sweep the campaign runs: those that declare the check."""
+    from benchlib.workloads import LONGER_SWEEP, checked_by
+
+    return list(checked_by(LONGER_SWEEP))
+
+
 def run_sweep(campaign: Campaign) -> list[Path]:
     # The campaign has already judged it fits (`run_campaign`); the runner's own guess for a workload
     # it hasn't timed here is minutes.
-    return _run_workloads(campaign, ["matmul"], campaign.long_sweep, None)
+    return _run_workloads(campaign, swept(), campaign.long_sweep, None)
 
 
 def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
@@ -211,7 +220,7 @@ def _search_step(model: str, dtype: str) -> Callable[[Campaign], list[Path]]:
         request = TrialRequest(
             model=model, batch=1, size=size, dtype=dtype, device=campaign.device, memory_limit=campaign.memory_limit
         )
-        return [_search(campaign, request, fit_guess(request, campaign.gpu))]
+        return [_search(campaign, request, campaign.guess(request, campaign.gpu))]
 
     return run
 
@@ -226,7 +235,7 @@ def _language_step(model: str) -> Callable[[Campaign], list[Path]]:
             memory_limit=campaign.memory_limit,
             seq_len=TINY_SEQ_LEN if campaign.tiny else LANGUAGE_SEQ_LEN,
         )
-        return [_search(campaign, request, fit_guess(request, campaign.gpu))]
+        return [_search(campaign, request, campaign.guess(request, campaign.gpu))]
 
     return run
 
@@ -285,206 +294,3 @@ def _search(campaign: Campaign, request: TrialRequest, guess: int | None) -> Pat
         telemetry=sampler.result() if sampler else None,
     )
     return path
-
-
-# ----------------------------------------------------------------------------- predictions
-
-
-def fit_guess(request: TrialRequest, gpu: GPUInfo | None) -> int | None:
-    """Where the search starts: fit's predicted largest batch, if it has one. For a GPU the specs
-    don't know, fit's prediction for the usable share of the memory the probe saw on it."""
-    from dataclasses import replace
-
-    from benchlib.predict.memory import USABLE_FRACTION
-
-    prediction = fit_prediction(request, gpu.name if gpu else None)
-    if prediction is None and gpu is not None and gpu.memory_total_bytes and request.memory_limit is None:
-        prediction = fit_prediction(replace(request, memory_limit=int(gpu.memory_total_bytes * USABLE_FRACTION)), None)
-    return prediction.max_batch if prediction and prediction.max_batch else None
-
-
-# ----------------------------------------------------------------------------- checks
-
-
-@dataclass(frozen=True)
-class Check:
-    """One prediction next to its measurement."""
-
-    kind: str  # "memory", "largest batch", "throughput" or "matmul"
-    what: str
-    predicted: float
-    measured: float
-    unit: str
-
-    @property
-    def error(self) -> float:
-        """Predicted over measured, minus one: +10 % predicts 10 % too high."""
-        return self.predicted / self.measured - 1
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """How much of the long matmul sweep's best the short one reached, and in what share of its time."""
-
-    dtype: str
-    short: MeasurementRecord
-    long: MeasurementRecord
-
-    @property
-    def reached(self) -> float:
-        return self.short.value / self.long.value
-
-    @property
-    def time_share(self) -> float | None:
-        if not self.short.duration_s or not self.long.duration_s:
-            return None
-        return self.short.duration_s / self.long.duration_s
-
-
-def _ok(records: list[MeasurementRecord]) -> Iterator[MeasurementRecord]:
-    return (r for r in records if r.status == "ok" and r.value is not None)
-
-
-def checks(files: list[ResultsFile]) -> list[Check]:
-    """Every prediction benchlib makes for the records in ``files`` that it can check against them."""
-    from benchlib.workloads.transformer_train import EAGER
-
-    out: list[Check] = []
-    for results in files:
-        for record in _ok(results.measurements):
-            if record.metric.name == "max_batch":
-                out += _batch_checks(record)
-            elif record.workload == "inference" and record.metric.name == "throughput":
-                out += _throughput_check(record)
-            elif record.workload == "transformer_train" and record.params.get("compile") == EAGER:
-                out += _transformer_check(record)
-            elif record.workload == "llm_decode":
-                out += _decode_check(record)
-            elif record.workload == "matmul" and record.device == "cuda":
-                out += _matmul_check(record)
-    return out
-
-
-def _batch_checks(record: MeasurementRecord) -> list[Check]:
-    request = request_of(record.params, record.dtype, record.device)
-    prediction = fit_prediction(request, record.device_name)
-    if prediction is None:
-        return []
-    name = request.model.rpartition(":")[2] if request.language_model else request.model
-    what = f"{name} {record.dtype}"
-    found = [Check("largest batch", what, prediction.max_batch, record.value, "samples")]
-    measured_peak = record.params.get("peak_memory_bytes")
-    if measured_peak:
-        batch = int(record.value)
-        found.append(Check("memory", f"{what} at batch {batch}", prediction.peak(batch), measured_peak, "bytes"))
-    return found
-
-
-def _throughput_check(record: MeasurementRecord) -> list[Check]:
-    from benchlib.predict.memory import UnknownGPU
-    from benchlib.predict.speed import predict_speed
-
-    gpu = gpu_spec_name(record.device_name) if record.device == "cuda" else None
-    model = record.params.get("model")
-    if gpu is None or model not in MODELS:
-        return []
-    try:
-        predicted = predict_speed(
-            model, gpu, mode="inference", dtype=record.dtype or "fp32", batch=int(record.params["batch_size"])
-        )
-    except (UnknownGPU, ValueError):
-        return []
-    what = f"{model} inference {record.dtype}, batch {record.params['batch_size']}"
-    return [Check("throughput", what, predicted.throughput, record.value, record.metric.unit)]
-
-
-def _llama_seconds(
-    record: MeasurementRecord, mode: str, seq_len: int, max_positions: int
-) -> tuple[float, float | None] | None:
-    """`benchlib predict`'s seconds for the record's random-weight Llama (the transformer workloads'):
-    one training step, or one decode step and the prefill; None off a GPU the specs know."""
-    from benchlib.catalog.language_models import LanguageModel
-    from benchlib.models.llama import CONFIG_FIELDS, llama_config
-    from benchlib.predict.memory import UnknownGPU
-    from benchlib.predict.roofline import gpu_rates, step_time
-    from benchlib.predict.speed import language_model_ops
-
-    gpu = gpu_spec_name(record.device_name) if record.device == "cuda" else None
-    if gpu is None:
-        return None
-    p = record.params
-    config = llama_config({k: p[k] for k in CONFIG_FIELDS}, max_positions)
-    ops, prefill_ops = language_model_ops(
-        LanguageModel(str(p["model"]), str(p["model"]), config=config),
-        mode,
-        record.dtype or "fp32",
-        int(p["batch_size"]),
-        seq_len,
-    )
-    try:
-        rates = gpu_rates(gpu)
-        return step_time(ops, rates).seconds, step_time(prefill_ops, rates).seconds if prefill_ops else None
-    except UnknownGPU:
-        return None
-
-
-def _transformer_check(record: MeasurementRecord) -> list[Check]:
-    """`benchlib predict`'s tokens/s for the workload's Llama, trained as the workload trains it
-    (fp32 weights, AdamW, autocast in the record's dtype), against the eager step it measured."""
-    p = record.params
-    batch, seq_len = int(p["batch_size"]), int(p["seq_len"])
-    seconds = _llama_seconds(record, "train", seq_len, seq_len)
-    if seconds is None:
-        return []
-    what = f"transformer_train {p['model']} {record.dtype}, batch {batch} × {seq_len} tokens"
-    return [Check("throughput", what, batch * seq_len / seconds[0], record.value, record.metric.unit)]
-
-
-def _decode_check(record: MeasurementRecord) -> list[Check]:
-    """`benchlib predict`'s prefill or decode tokens/s for llm_decode's Llama. Decoding reads a cache
-    that grows from the prompt's length by one token a step: the prediction takes its middle."""
-    p = record.params
-    batch, prompt, new = int(p["batch_size"]), int(p["prompt_len"]), int(p["new_tokens"])
-    prefill = p["phase"] == "prefill"
-    seconds = _llama_seconds(record, "inference", prompt if prefill else prompt + new // 2, prompt + new)
-    if seconds is None:
-        return []
-    decode_s, prefill_s = seconds
-    predicted = batch * prompt / prefill_s if prefill and prefill_s else batch / decode_s
-    what = f"llm_decode {p['model']} {record.dtype} {p['phase']}, batch {batch}, {prompt}-token prompt"
-    return [Check("throughput", what, predicted, record.value, record.metric.unit)]
-
-
-def _matmul_check(record: MeasurementRecord) -> list[Check]:
-    from benchlib.predict.memory import UnknownGPU
-    from benchlib.predict.roofline import gpu_rates
-
-    gpu = gpu_spec_name(record.device_name)
-    if gpu is None:
-        return []
-    try:
-        rates = gpu_rates(gpu)
-    except UnknownGPU:
-        return []
-    if record.dtype not in rates.peaks_tflops:
-        return []
-    predicted = rates.peaks_tflops[record.dtype] * rates.compute_efficiency
-    what = f"matmul {record.dtype}, best of {len(record.params.get('sizes', []))} sizes"
-    return [Check("matmul", what, predicted, record.value, "TFLOPS")]
-
-
-def sweeps(files: list[ResultsFile]) -> list[Sweep]:
-    """The short and long matmul sweeps of one campaign, per dtype (the long one has more sizes)."""
-    by_dtype: dict[str, list[MeasurementRecord]] = {}
-    for results in files:
-        for record in _ok(results.measurements):
-            if record.workload == "matmul" and record.dtype:
-                by_dtype.setdefault(record.dtype, []).append(record)
-    out = []
-    for dtype, records in by_dtype.items():
-        if len(records) >= 2:
-            by_reach = sorted(
-                records, key=lambda r: (max(r.params.get("sizes") or [0]), len(r.params.get("sizes") or []))
-            )
-            out.append(Sweep(dtype, by_reach[0], by_reach[-1]))
-    return out

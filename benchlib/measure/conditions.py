@@ -21,15 +21,10 @@ from typing import Any
 
 import psutil
 
+# The thresholds live with the other marks a record can get, where the site can read them too.
+from benchlib.results.plausibility import GPU_OTHERS_MAX_SM_PERCENT, OTHERS_MAX_CPU_SHARE, STEAL_MAX_SHARE
 from benchlib.results.schema import Conditions, GPUOthers, ResultsFile
 
-# The score aims at a 3 % spread on a quiet machine; other work taking more than that share of
-# the CPU can slow a workload that uses every core by more than that.
-OTHERS_MAX_CPU_SHARE = 0.03
-# CPU time the hypervisor gave to other virtual machines is time the workload couldn't run: same bound.
-STEAL_MAX_SHARE = 0.03
-# Another process keeping the GPU's SMs busy more than this time-slices its kernels with ours.
-GPU_OTHERS_MAX_SM_PERCENT = 3.0
 # The kernel counts CPU time in 10 ms ticks, per CPU and per process; a few ticks of rounding
 # between the machine's and this run's counters is not another process.
 CLOCK_SLACK_S = 0.05

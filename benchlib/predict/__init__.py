@@ -2,5 +2,5 @@
 
 A step is traced on fake tensors, its memory peak and FLOP/byte counts are read off the trace,
 and a GPU's specs turn them into a largest batch or a throughput. What the pages show is
-predicted by a command into ``benchlib/tables/`` (`llm_table`), never while the site builds.
+predicted by a command into ``benchlib/tables/`` (`benchlib.tables`), never while the site builds.
 """

@@ -1,14 +1,15 @@
 """Blocks for the GPU buying guide (docs/gpus/buying-guide.md): what fits, speed, price, advice.
 
-Every number comes from data when the site is built:
+Every number comes from data when the site is built; nothing is traced or predicted here:
 
-* what fits where: `benchlib fit` predictions for each model on each GPU in the specs, cached
-  under ``fit/`` in the cache folder (`benchlib.core.cache`) (keyed by model, dtype, torch and benchlib versions);
-* speed: the results through `benchlib.site.data.site_data`; the reported ResNet-50 throughput,
-  its relative and per-dollar figures are declared by `benchlib.workloads.training_throughput`,
-  largest batches by `benchlib.workloads.max_batch`;
+* what fits where: `benchlib fit`'s predictions for each model on each GPU in the specs, and for
+  the batches sources trained with, computed by `benchlib tables` (``benchlib/tables/buying_guide.json``);
+  beside each measured largest-batch search, fit's prediction for it (``benchlib/tables/searched.json``);
+* speed: the results through `benchlib.site.data.site_data`; the reported throughput, its relative
+  and per-dollar figures are the charts a workload declares for this page (`declared_plot`), the
+  records checked against a prediction those whose workload declares the check (`PredictionCheck`);
 * specs and prices: `gpu_frame`, the one place the GPU figures the blocks show are prepared from
-  the specs file (``benchlib/data/gpus.yaml``);
+  the specs file (``benchlib/data/gpus.yaml``) and the usable memory fit counts;
 * advice: dated claims from others (``benchlib/data/buying_advice.yaml``).
 
 Pages call these from markdown-exec blocks; each passes values to a ``buying_*.html`` template,
@@ -19,48 +20,44 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
 import yaml
 
-import benchlib
 from benchlib.catalog.gpus import gpu_spec_name, load_accelerators
-from benchlib.core.cache import cache_folder
-from benchlib.core.freshness import build_date
 from benchlib.core.package_data import data_file
 from benchlib.core.units import format_bytes
-from benchlib.derive.searched import fit_prediction, model_label, request_of
-from benchlib.models.trainable import MODELS, get_model
-from benchlib.predict.memory import (
-    ALLOCATOR_OVERHEAD,
-    CUDA_CONTEXT_BYTES,
-    CUDA_CONTEXT_SOURCE,
-    USABLE_FRACTION,
-    Predictor,
-    gpu_memory,
-)
+from benchlib.derive.searched import request_of, search_key
 from benchlib.results.load import params_of
 from benchlib.site import speed_check as speed
 from benchlib.site.charts import Scatter, chart_spec, plotted_rows, scatter_spec, value_text
 from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
-from benchlib.site.figures import STATIC_WIDTH, figure_context
+from benchlib.site.figures import figure_context
 from benchlib.site.platform_pages import Source, fact_flags
 from benchlib.site.render import render
-from benchlib.workloads import Plot, charts
-from benchlib.workloads import llm_max_batch as llm_max_batch_records
-from benchlib.workloads import max_batch as max_batch_records
-from benchlib.workloads import training_throughput as throughput_records
+from benchlib.site.sources import read_table
+from benchlib.workloads import (
+    LARGEST_BATCH,
+    TRAINED_BATCH,
+    PerDollar,
+    Plot,
+    Relative,
+    Workload,
+    charts,
+    checked_by,
+    declared_plot,
+)
 
 HISTORY_FILE = data_file("buying_advice.yaml")
-MATRIX_MODELS: tuple[str, ...] = tuple(MODELS)
-MATRIX_DTYPES: tuple[str, ...] = ("fp32", "fp16")
+PREDICTIONS = "buying_guide"
+SEARCHED = "searched"
+# The charts of this page, as the workloads that plot them declare them.
+RESNET50_CHART = "resnet50-throughput"
+PRICE_CHART = "price-performance"
 # The recommendation tables show what trains in mixed precision, as most training is done.
 RECOMMENDED_DTYPE = "fp16"
-# NVIDIA's ResNet-50 example, which the reported batches come from, trains with SGD and momentum.
-REPORTED_OPTIMIZER = "sgd"
 DOES_NOT_FIT = "✗"
 FREE_TIERS: tuple[tuple[str, str, str], ...] = (
     # (platform, tier, the GPU one notebook gets there)
@@ -84,55 +81,41 @@ BANDWIDTH_VS_COMPUTE = Scatter(
 # ----------------------------------------------------------------------------- predictions
 
 
-def fit_cache() -> Path | None:
-    return cache_folder("fit")
+@functools.cache
+def _predictions_table() -> dict[str, Any]:
+    return read_table(PREDICTIONS)
+
+
+def matrix_models() -> list[dict[str, Any]]:
+    """The models of the matrix, as `benchlib fit --model` names them: name, title, short name, input."""
+    return _predictions_table()["models"]
+
+
+def matrix_dtypes() -> list[str]:
+    return _predictions_table()["dtypes"]
+
+
+def usable_bytes(gpu: str) -> int:
+    """The memory a training step may use on ``gpu``, as `benchlib fit` counts it."""
+    return _predictions_table()["memory"][gpu]["usable_bytes"]
 
 
 def gpu_names() -> list[str]:
     """Every GPU in the specs with a memory size, smallest memory first."""
-    gpus = [a for a in load_accelerators() if a.kind == "gpu" and a.memory_gb is not None]
-    return [a.name for a in sorted(gpus, key=lambda a: (gpu_memory(a.name).usable_bytes, a.name))]
-
-
-@functools.cache
-def predictions(
-    models: tuple[str, ...] = MATRIX_MODELS,
-    dtypes: tuple[str, ...] = MATRIX_DTYPES,
-    gpus: tuple[str, ...] | None = None,
-    size: str = "full",
-    cache: Path | None = None,
-    optimizer: str = "adam",
-) -> pd.DataFrame:
-    """Predicted largest batch of each model and dtype on each GPU: one row each.
-
-    Larger memories go first, so their traces bound the smaller ones (see ``solve_max_batch``).
-    """
-    devices = [gpu_memory(name) for name in (gpus or gpu_names())]
-    rows = []
-    for model in models:
-        for dtype in dtypes:
-            predictor = Predictor(model, dtype=dtype, optimizer=optimizer, size=size, foreach=True, cache_dir=cache)
-            for device in sorted(devices, key=lambda d: -d.tensor_budget):
-                rows.append(
-                    {
-                        "model": model,
-                        "dtype": dtype,
-                        "gpu": device.name,
-                        "usable_bytes": device.usable_bytes,
-                        "max_batch": predictor.predict(device, verify=False).max_batch,
-                        "torch": predictor.torch_version,
-                    }
-                )
-    return pd.DataFrame(rows)
+    return sorted(_predictions_table()["memory"], key=lambda gpu: (usable_bytes(gpu), gpu))
 
 
 def _site_predictions() -> pd.DataFrame:
-    return predictions(cache=fit_cache())
+    """fit's predicted largest batch of each model and dtype on each GPU: one row each."""
+    return pd.DataFrame(_predictions_table()["predictions"])
 
 
-def _batches(frame: pd.DataFrame, gpu: str, model: str) -> dict[str, int]:
-    picked = frame[(frame["gpu"] == gpu) & (frame["model"] == model)]
-    return dict(zip(picked["dtype"], picked["max_batch"]))
+def _batches(frame: pd.DataFrame) -> dict[tuple[str, str], dict[str, int]]:
+    """(GPU, model) -> {dtype: predicted largest batch}: each prediction of ``frame``, found in one look-up."""
+    index: dict[tuple[str, str], dict[str, int]] = {}
+    for gpu, model, dtype, batch in zip(frame["gpu"], frame["model"], frame["dtype"], frame["max_batch"]):
+        index.setdefault((gpu, model), {})[dtype] = int(batch)
+    return index
 
 
 def _batch_text(value: int | None) -> str:
@@ -150,6 +133,7 @@ def gpu_frame() -> pd.DataFrame:
     per GPU (cheapest first), launch and street prices, and the fp16 and bandwidth peaks with the
     FLOPs per byte they imply (verified or conflicting peaks only; an unverified one gives none).
     """
+    memory = _predictions_table()["memory"]
     rows = []
     for spec in load_accelerators():
         if spec.kind != "gpu":
@@ -158,7 +142,7 @@ def gpu_frame() -> pd.DataFrame:
         rows.append(
             {
                 "gpu": spec.name,
-                "memory": gpu_memory(spec.name) if spec.memory_gb is not None else None,
+                "memory": SimpleNamespace(name=spec.name, **memory[spec.name]) if spec.name in memory else None,
                 "cloud_prices": spec.hourly_prices(),
                 "launch_price": spec.launch_price_usd,
                 "purchase_prices": spec.purchase_prices_usd,
@@ -201,23 +185,23 @@ def _sourced(text: str, fact: Any, *, ages: bool = True, note: bool = True) -> d
 # ----------------------------------------------------------------------------- what fits
 
 
-def _matrix_cell(frame: pd.DataFrame, gpu: str, model: str) -> dict[str, Any]:
-    batches = _batches(frame, gpu, model)
+def _matrix_cell(index: dict[tuple[str, str], dict[str, int]], gpu: str, model: str) -> dict[str, Any]:
+    batches = index.get((gpu, model), {})
     return {
         "model": model,
         "batches": [
             {"dtype": dtype, "value": batches.get(dtype), "text": _batch_text(batches.get(dtype))}
-            for dtype in MATRIX_DTYPES
+            for dtype in matrix_dtypes()
         ],
     }
 
 
 def what_fits(frame: pd.DataFrame | None = None) -> str:
     """The matrix: GPUs (grouped by usable memory) × models, predicted largest batch in fp32 / fp16."""
-    import torch
-
+    table = _predictions_table()
     frame = _site_predictions() if frame is None else frame
-    models = [m for m in MATRIX_MODELS if m in set(frame["model"])]
+    models = [m for m in matrix_models() if m["name"] in set(frame["model"])]
+    index = _batches(frame)
     memory = gpu_frame()["memory"]
     groups: dict[tuple[int, str, str], list[Any]] = {}
     for gpu in dict.fromkeys(frame.sort_values(["usable_bytes", "gpu"])["gpu"]):
@@ -232,40 +216,55 @@ def what_fits(frame: pd.DataFrame | None = None) -> str:
             "estimated": devices[0].status == "estimated",
             "rule": devices[0].basis.removeprefix("rule: "),
             "source": _cited(devices[0], ages=False) if devices[0].source else None,
-            "cells": [_matrix_cell(frame, devices[0].name, model) for model in models],
+            "cells": [_matrix_cell(index, devices[0].name, model["name"]) for model in models],
         }
         for devices in groups.values()
     ]
-    head = ["GPU", "Usable memory"] + [
-        (get_model(m).short, "×".join(map(str, get_model(m).input_shape()))) for m in models
-    ]
+    head = ["GPU", "Usable memory"] + [(m["short"], "×".join(map(str, m["input_shape"]))) for m in models]
+    allowances = table["allowances"]
     return render(
         "buying_fits.html",
         head=head,
         rows=rows,
-        torch_version=torch.__version__,
-        benchlib_version=benchlib.__version__,
-        computed=build_date().isoformat(),
-        context=format_bytes(CUDA_CONTEXT_BYTES),
-        context_source=CUDA_CONTEXT_SOURCE,
-        overhead=f"{ALLOCATOR_OVERHEAD:.0%}",
-        usable_fraction=f"{USABLE_FRACTION:.4g}",
+        torch_version=table["versions"]["torch"],
+        benchlib_version=table["versions"]["benchlib"],
+        computed=table["created"][:10],
+        context=format_bytes(allowances["cuda_context_bytes"]),
+        context_source=allowances["cuda_context_source"],
+        overhead=f"{allowances['allocator_overhead']:.0%}",
+        usable_fraction=f"{allowances['usable_fraction']:.4g}",
     )
 
 
 def models_table() -> str:
     """The models of the matrix: what each one is, as `benchlib fit --model` names it."""
-    return render("buying_models.html", models=list(MODELS.values()))
+    return render("buying_models.html", models=matrix_models())
 
 
 # ----------------------------------------------------------------------------- reported and measured results
 
 
-def _records(data: SiteData, plot: Plot, workload: str) -> pd.DataFrame:
+def _records(data: SiteData, plot: Plot, workload: Workload) -> pd.DataFrame:
     """The valid records ``plot`` declares, each named by its GPU (the chart's title says they are reported)."""
-    rows = plot_rows(data.frame, plot, workload)
+    rows = plot_rows(data.frame, plot, workload.name)
     rows = rows[rows["status"] == "ok"]
     return rows.assign(subject=rows["device_name"])
+
+
+def _derived(workload: Workload, kind: type) -> Any:
+    """The figure of type ``kind`` (`Relative`, `PerDollar`) that ``workload`` derives from its records."""
+    return next(rule for rule in workload.derived if isinstance(rule, kind))
+
+
+def _checked_rows(frame: pd.DataFrame, predicts: str) -> pd.DataFrame:
+    """The records whose workload declares a check of kind ``predicts`` that applies to them."""
+    declared = checked_by(predicts)
+    mine = frame[frame["owner"].isin(list(declared))]
+    keep = [
+        declared[r["owner"]].applies(r["metric"], r["device"], params_of(r)) and r["derived"] == ""
+        for r in mine.to_dict("records")
+    ]
+    return mine[keep] if len(mine) else mine
 
 
 def _sources(rows: pd.DataFrame) -> list[dict[str, Any]]:
@@ -280,8 +279,9 @@ def resnet50_throughput(data: SiteData | None = None) -> str:
     """ResNet-50 training throughput per GPU and precision: reported by Lambda, predicted for the GPUs
     Lambda never ran (`benchlib.site.speed_check`); chart, sources, how far off predictions were, and table."""
     data = data or site_data()
-    chart = throughput_records.RESNET50_CHART
-    rows = _records(data, throughput_records.RESNET50, throughput_records.NAME)
+    workload, plot = declared_plot(RESNET50_CHART)
+    chart = plot.chart
+    rows = _records(data, plot, workload)
     if rows.empty:
         return render("buying_empty.html", what="throughput")
     reported = plotted_rows(rows, chart)
@@ -289,9 +289,7 @@ def resnet50_throughput(data: SiteData | None = None) -> str:
     if len(predicted):
         chart = replace(chart, title=RESNET50_TITLE)
     plotted = plotted_rows(pd.concat([rows, predicted], ignore_index=True), chart) if len(predicted) else reported
-    of_fastest = _records(
-        data, replace(throughput_records.RESNET50, metric=throughput_records.OF_FASTEST.metric), throughput_records.NAME
-    )
+    of_fastest = _records(data, replace(plot, metric=_derived(workload, Relative).metric), workload)
     settings = [s for s in chart.setting_order if s in set(plotted["setting"])]
     figures = {(r["subject"], r["setting"]): r for r in plotted.to_dict("records")}
     relative = {(r["subject"], r["setting"]): r["value"] for r in of_fastest.to_dict("records")}
@@ -314,7 +312,7 @@ def resnet50_throughput(data: SiteData | None = None) -> str:
     return render(
         "buying_throughput.html",
         chart=chart,
-        **figure_context(chart.id, chart_spec(plotted, chart), chart_spec(plotted, chart, width=STATIC_WIDTH)),
+        **figure_context(chart.id, chart_spec(plotted, chart)),
         sources=_sources(reported),
         head=head,
         rows=table,
@@ -367,28 +365,40 @@ def measured_results(*chart_ids: str) -> str:
     return render("table.html", head=["Machine", "Device", "Chart", "Setting", "Best"], rows=table)
 
 
+@functools.cache
+def _searched_table() -> dict[str, dict[str, Any]]:
+    return {row["key"]: row for row in read_table(SEARCHED)["searches"]}
+
+
 def _searched_row(row: dict[str, Any]) -> list[str]:
-    """A measured largest-batch search as one table row, next to `benchlib fit`'s prediction for the same case."""
-    request = request_of(params_of(row), row["dtype"], row["device"])
-    device = row["device_name"] or row["device"]
+    """A measured largest-batch search as one table row, next to `benchlib fit`'s prediction for the same case.
+
+    The prediction comes from the committed table; a search it doesn't hold (a results folder of
+    your own) is predicted now.
+    """
+    params = params_of(row)
+    request = request_of(params, row["dtype"], row["device"])
+    found = _searched_table().get(search_key(request, row["device_name"]))
+    if found is None:
+        from benchlib.tables.searched import prediction_row
+
+        found = prediction_row(
+            {"params": params, "dtype": row["dtype"], "device": row["device"], "device_name": row["device_name"]}
+        )
+    device = row["device_name"] if isinstance(row["device_name"], str) and row["device_name"] else row["device"]
     if request.memory_limit:
         device = f"{device}, capped at {format_bytes(request.memory_limit)}"
-    prediction = fit_prediction(request, row["device_name"])
     measured = "" if pd.isna(row["value"]) else f"{int(row['value']):,}"
-    predicted = "" if prediction is None else f"{prediction.max_batch:,}"
-    return [row["machine_label"], device, model_label(request), row["dtype"], measured, predicted, row["date"]]
+    predicted = "" if found["max_batch"] is None else f"{found['max_batch']:,}"
+    return [row["machine_label"], device, found["model"], row["dtype"], measured, predicted, row["date"]]
 
 
 def measured_vs_predicted() -> str:
     """Every measured largest-batch search (`benchlib max-batch`, and `benchlib campaign`'s language
     models too) next to `benchlib fit`'s prediction for the same case."""
     frame = site_data().frame
-    searches = (max_batch_records.NAME, llm_max_batch_records.NAME)
-    measured = frame[
-        frame["owner"].isin(searches)
-        & (frame["metric"] == max_batch_records.MAX_BATCH.name)
-        & (frame["source"] != REPORTED)
-    ]
+    searches = _checked_rows(frame, LARGEST_BATCH)
+    measured = searches[searches["source"] != REPORTED]
     if measured.empty:
         return render("buying_empty.html", what="measured_batches")
     rows = [_searched_row(r) for r in measured.to_dict("records")]
@@ -396,38 +406,49 @@ def measured_vs_predicted() -> str:
     return render("table.html", head=head, rows=rows)
 
 
+def _trained_batches() -> dict[tuple[str, str, str], int]:
+    """(model, GPU, dtype) -> fit's largest batch in the setup the source trained with."""
+    return {
+        (row["model"], row["gpu"], row["dtype"]): row["max_batch"] for row in _predictions_table()["trained_batches"]
+    }
+
+
 def lambda_batches(data: SiteData | None = None) -> str:
-    """The reported ResNet-50 batch sizes, which trained on real GPUs, against the predicted largest batch.
+    """The reported batch sizes a source trained with on real GPUs, against the predicted largest batch.
 
     A batch that trained is a lower bound on the largest one, so a prediction below it is wrong.
+    The records are those whose workload declares a ``trained batch`` check (Lambda's ResNet-50
+    rows), predicted in the optimizer the check names.
     """
     data = data or site_data()
-    rows = _records(data, throughput_records.RESNET50, throughput_records.NAME)
-    rows = rows.assign(gpu=[gpu_spec_name(name) for name in rows["device_name"]]).dropna(subset=["gpu"])
+    checked = _checked_rows(data.frame, TRAINED_BATCH)
+    rows = checked[checked["status"] == "ok"]
+    rows = rows.assign(subject=rows["device_name"], gpu=[gpu_spec_name(name) for name in rows["device_name"]]).dropna(
+        subset=["gpu"]
+    )
     if rows.empty:
         return render("buying_empty.html", what="batches")
-    known = tuple(dict.fromkeys(rows["gpu"]))
-    predicted = predictions(
-        models=tuple(dict.fromkeys(rows["param_model"])), gpus=known, cache=fit_cache(), optimizer=REPORTED_OPTIMIZER
-    )
+    optimizer = str(next(iter(checked_by(TRAINED_BATCH).values())).options.get("optimizer", "adam"))
+    predicted = _trained_batches()
     memory = gpu_frame()["memory"]
+    dtypes = matrix_dtypes()
     table, below = [], 0
-    for gpu in sorted(known, key=lambda g: memory[g].usable_bytes):
+    for gpu in sorted(dict.fromkeys(rows["gpu"]), key=lambda g: memory[g].usable_bytes):
         cells = [gpu]
-        for dtype in MATRIX_DTYPES:
+        for dtype in dtypes:
             ran = rows[(rows["gpu"] == gpu) & (rows["dtype"] == dtype)]
             reported = int(ran["param_batch"].iloc[0]) if len(ran) else None
-            ours = _batches(predicted, gpu, ran["param_model"].iloc[0]).get(dtype) if len(ran) else None
+            ours = predicted.get((ran["param_model"].iloc[0], gpu, dtype)) if len(ran) else None
             below += reported is not None and ours is not None and ours < reported
             cells += ["" if reported is None else str(reported), "" if ours is None else str(ours)]
         table.append(cells)
     precision = dict(zip(rows["dtype"], rows["param_precision"]))
     head = ["GPU"] + [
         text
-        for dtype in MATRIX_DTYPES
+        for dtype in dtypes
         for text in (
             f"{precision.get(dtype, dtype)}: reported batch",
-            f"{dtype}: predicted largest ({REPORTED_OPTIMIZER.upper()})",
+            f"{dtype}: predicted largest ({optimizer.upper()})",
         )
     ]
     return render("buying_batches.html", below=below, head=head, rows=table, sources=_sources(rows))
@@ -436,17 +457,15 @@ def lambda_batches(data: SiteData | None = None) -> str:
 def price_performance(data: SiteData | None = None) -> str:
     """Images per dollar: the reported mixed-precision throughput over each dated cloud price, chart and table."""
     data = data or site_data()
-    chart = throughput_records.PRICE_CHART
-    rows = _records(data, throughput_records.PRICE_PERFORMANCE, throughput_records.NAME)
+    workload, plot = declared_plot(PRICE_CHART)
+    chart = plot.chart
+    per_dollar = _derived(workload, PerDollar)
+    rows = _records(data, plot, workload)
     if rows.empty:
         return render("buying_empty.html", what="price")
     rows = rows.assign(subject=[f"{gpu} · {price.provider}" for gpu, price in zip(rows["device_name"], rows["price"])])
     plotted = plotted_rows(rows, chart)
-    rates = _records(
-        data,
-        replace(throughput_records.PRICE_PERFORMANCE, metric=throughput_records.THROUGHPUT.name),
-        throughput_records.NAME,
-    )
+    rates = _records(data, replace(plot, metric=per_dollar.of), workload)
     rate = {(r["file"], r["dtype"]): r for r in rates.to_dict("records")}
     table = [
         {
@@ -464,12 +483,12 @@ def price_performance(data: SiteData | None = None) -> str:
         "Provider",
         "Price (dated)",
         f"Reported {first['param_precision']} {first['unit']}",
-        throughput_records.PER_DOLLAR.metric.capitalize(),
+        per_dollar.metric.capitalize(),
     ]
     return render(
         "buying_price.html",
         chart=chart,
-        **figure_context(chart.id, chart_spec(plotted, chart), chart_spec(plotted, chart, width=STATIC_WIDTH)),
+        **figure_context(chart.id, chart_spec(plotted, chart)),
         sources=_sources(rates),
         head=head,
         rows=table,
@@ -503,23 +522,24 @@ def bandwidth_vs_compute() -> str:
         "buying_bandwidth.html",
         chart=scatter,
         rows=table,
-        **figure_context(
-            "bandwidth-compute", scatter_spec(plotted, scatter), scatter_spec(plotted, scatter, width=STATIC_WIDTH)
-        ),
+        **figure_context("bandwidth-compute", scatter_spec(plotted, scatter)),
     )
 
 
 # ----------------------------------------------------------------------------- recommendations
 
 
-def _fits(frame: pd.DataFrame, gpu: str) -> list[dict[str, str]]:
-    return [{"model": m, "text": _batch_text(_batches(frame, gpu, m).get(RECOMMENDED_DTYPE))} for m in MATRIX_MODELS]
+def _fits(index: dict[tuple[str, str], dict[str, int]], gpu: str) -> list[dict[str, str]]:
+    return [
+        {"model": m["name"], "text": _batch_text(index.get((gpu, m["name"]), {}).get(RECOMMENDED_DTYPE))}
+        for m in matrix_models()
+    ]
 
 
 def _offers(name: str, head: list[Any], rows: list[dict[str, Any]]) -> str:
     batch = f"{RECOMMENDED_DTYPE} batch"
     return render(
-        "buying_offers.html", name=name, head=head + [(MODELS[m].short, batch) for m in MATRIX_MODELS], rows=rows
+        "buying_offers.html", name=name, head=head + [(m["short"], batch) for m in matrix_models()], rows=rows
     )
 
 
@@ -528,6 +548,7 @@ def free_tiers(frame: pd.DataFrame | None = None) -> str:
     from benchlib.catalog.platforms import load_platforms
 
     frame = _site_predictions() if frame is None else frame
+    index = _batches(frame)
     platforms = load_platforms().platforms
     rows = []
     for platform_id, tier_id, gpu in FREE_TIERS:
@@ -537,7 +558,7 @@ def free_tiers(frame: pd.DataFrame | None = None) -> str:
         rows.append(
             {
                 "cells": [f"{platform.name} {tier.name}", _sourced(offer.value, offer), _sourced(price.value, price)],
-                "fits": _fits(frame, gpu),
+                "fits": _fits(index, gpu),
             }
         )
     return _offers("free-tiers", ["Where", "GPU offered", "Price"], rows)
@@ -546,6 +567,7 @@ def free_tiers(frame: pd.DataFrame | None = None) -> str:
 def rent_table(frame: pd.DataFrame | None = None) -> str:
     """GPUs to rent by the hour, cheapest listed price first, with what trains on each (predicted, fp16)."""
     frame = _site_predictions() if frame is None else frame
+    index = _batches(frame)
     gpus = gpu_frame().loc[list(dict.fromkeys(frame["gpu"]))]
     gpus = gpus[gpus["cloud_prices"].map(bool)]
     cheapest = sorted(((g["cloud_prices"][0], g) for g in gpus.to_dict("records")), key=lambda pg: pg[0].usd_per_hour)
@@ -556,7 +578,7 @@ def rent_table(frame: pd.DataFrame | None = None) -> str:
                 format_bytes(g["memory"].usable_bytes),
                 _sourced(f"{_price_text(price)} ({price.provider})", price, note=False),
             ],
-            "fits": _fits(frame, g["gpu"]),
+            "fits": _fits(index, g["gpu"]),
         }
         for price, g in cheapest
     ]
@@ -566,6 +588,7 @@ def rent_table(frame: pd.DataFrame | None = None) -> str:
 def buy_table(frame: pd.DataFrame | None = None) -> str:
     """GPUs with a launch price in the specs, cheapest first, with what trains on each (predicted, fp16)."""
     frame = _site_predictions() if frame is None else frame
+    index = _batches(frame)
     gpus = gpu_frame().loc[list(dict.fromkeys(frame["gpu"]))]
     cards = sorted((g for g in gpus.to_dict("records") if g["launch_price"]), key=lambda g: g["launch_price"].value)
     rows = [
@@ -575,7 +598,7 @@ def buy_table(frame: pd.DataFrame | None = None) -> str:
                 format_bytes(g["memory"].usable_bytes),
                 _sourced(f"${g['launch_price'].value:,.0f}", g["launch_price"], note=False),
             ],
-            "fits": _fits(frame, g["gpu"]),
+            "fits": _fits(index, g["gpu"]),
         }
         for g in cards
     ]
@@ -599,14 +622,11 @@ def reported_largest_batches(data: SiteData | None = None) -> str:
     """Largest batches sources report per model and GPU, with the street price of the time; one table per source."""
     data = data or site_data()
     frame = data.frame
-    reported = frame[
-        (frame["owner"] == max_batch_records.NAME)
-        & (frame["metric"] == max_batch_records.MAX_BATCH.name)
-        & (frame["source"] == REPORTED)
-    ]
+    searches = _checked_rows(frame, LARGEST_BATCH)
+    reported = searches[searches["source"] == REPORTED]
     if reported.empty:
         return render("buying_empty.html", what="reported_batches")
-    tables = []
+    by_source = []
     for (url, as_of), rows in reported.groupby(["source_url", "date"], sort=False):
         models = list(dict.fromkeys(rows["param_model"]))
         gpus = list(dict.fromkeys(rows.sort_values("param_gpu_memory_gb", kind="stable")["device_name"]))
@@ -626,7 +646,7 @@ def reported_largest_batches(data: SiteData | None = None) -> str:
                     "fits_all": bool((mine["status"] == "ok").all()),
                 }
             )
-        tables.append(
+        by_source.append(
             {
                 "url": url,
                 "as_of": as_of,
@@ -637,7 +657,7 @@ def reported_largest_batches(data: SiteData | None = None) -> str:
                 "fits_all": [r["gpu"] for r in table if r["fits_all"]],
             }
         )
-    return render("buying_reported_batches.html", tables=tables, does_not_fit=DOES_NOT_FIT)
+    return render("buying_reported_batches.html", tables=by_source, does_not_fit=DOES_NOT_FIT)
 
 
 def advice_history() -> str:

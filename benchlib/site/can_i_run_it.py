@@ -1,7 +1,7 @@
 """Blocks for the "Can I run it?" page (docs/gpus/can-i-run-it.md) and the pages that point to it.
 
 Everything comes from the committed prediction table (``benchlib/tables/can_i_run_it.json``,
-written by `benchlib fit-table`): which model fits on which GPU for each task, what those
+written by `benchlib tables`): which model fits on which GPU for each task, what those
 predictions assume, and how predictions compared with published measurements. Nothing is
 predicted while the site builds, so no page waits on torch or transformers.
 """
@@ -12,8 +12,8 @@ import functools
 from typing import Any
 
 from benchlib.core.units import format_bytes
-from benchlib.predict.llm_table import TABLE_FILE, read_table
 from benchlib.site.render import page_link, render
+from benchlib.site.sources import read_table
 
 PAGE = "gpus/can-i-run-it.md"
 SPEED_CHECK = "gpus/buying-guide.md#predicted-against-reported"
@@ -21,7 +21,7 @@ SPEED_CHECK = "gpus/buying-guide.md#predicted-against-reported"
 
 @functools.cache
 def _table() -> dict[str, Any]:
-    return read_table(TABLE_FILE)
+    return read_table("can_i_run_it")
 
 
 def _context_text(tokens: int, maximum: int) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +19,11 @@ from typing import Any
 
 import pandas as pd
 
-from benchlib.core.cache import cache_folder
-from benchlib.core.paths import reported_dir, results_dir
+from benchlib.derive.results_files import results_files
 from benchlib.results.load import PARAM_PREFIX, params_of
 from benchlib.results.schema import ResultsFile
-from benchlib.results.store import iter_result_paths, read_results
-from benchlib.site import sources
+from benchlib.results.store import read_results
+from benchlib.site import notebook
 from benchlib.site.sources import MEASURE_ENV, load_site_results, requested_suite, stop_build_on_invalid_results
 from benchlib.workloads import PerDollar, Plot, Rate, Ratio, Relative, WorkRate, all_workloads, owner
 
@@ -48,20 +46,9 @@ class SiteData:
 
 
 def _paths() -> tuple[list[Path], Path, list[str]]:
-    folder = results_dir()
-    found = list(iter_result_paths(folder)) if folder.is_dir() else []
-    reported = reported_dir()
-    if reported.is_dir():
-        found += [p for p in iter_result_paths(reported) if p not in found]
-    build: list[str] = []
     suite = requested_suite()
-    if suite:
-        # Without a writable cache the machine is measured into a folder of this build's own.
-        cache = cache_folder("build-measurement") or Path(tempfile.mkdtemp(prefix="benchlib-measurement-"))
-        fresh = sources.build_measurement(suite, cache)
-        found.append(fresh)
-        build.append(str(fresh))
-    return found, folder, build
+    found = results_files(notebook.this_machine(suite) if suite else None)
+    return list(found.paths), found.folder, list(found.build)
 
 
 def _signature(paths: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:

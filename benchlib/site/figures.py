@@ -149,13 +149,14 @@ def static_svg(spec: dict[str, Any]) -> str:
     return vl_convert.vegalite_to_svg(_printable(spec))
 
 
-def figure_context(chart_id: str, spec: dict[str, Any], static_spec: dict[str, Any]) -> dict[str, Any]:
-    """What ``figure.html`` needs: ``spec`` for the interactive view, ``static_spec`` drawn as SVG."""
+def figure_context(chart_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """What ``figure.html`` needs: ``spec`` for the interactive view, and the same chart at the
+    static width drawn as SVG (the width is the one thing that differs: no second chart is built)."""
     return {
         "chart_id": chart_id,
         "description": spec.get("description", chart_id),
         "spec": json.dumps(spec, separators=(",", ":")),
-        "svg": static_svg(static_spec),
+        "svg": static_svg({**spec, "width": STATIC_WIDTH}),
     }
 
 
@@ -188,7 +189,7 @@ def chart_html(chart: Chart, rows: pd.DataFrame, data: SiteData, here: str = RES
     return render(
         "chart.html",
         chart=chart,
-        **figure_context(chart.id, spec, chart_spec(plotted, chart, width=STATIC_WIDTH)),
+        **figure_context(chart.id, spec),
         build_machine=BUILD_MACHINE if (plotted["source"] == BUILD_MACHINE).any() else None,
         any_reported=(plotted["source"] == REPORTED).any(),
         **provenance(plotted),

@@ -1,7 +1,7 @@
 """Blocks for the Methodology page: the numbers it states, read from the code that does the measuring.
 
 The page's prose is in ``docs/benchmarks/methodology.md``; these blocks print only what comes from
-`benchlib.core.timing`, `benchlib.measure.runner`, the plausibility checks and the workload registry, so the
+`benchlib.core.timing`, the plausibility checks and the workload registry (its suites and sizes), so the
 page cannot drift from what benchlib does.
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import benchlib
 from benchlib.core.timing import NOISE_THRESHOLD, Timer
-from benchlib.measure.runner import SUITES
 from benchlib.results.plausibility import PEAK_TOLERANCE
 from benchlib.site.render import render
+from benchlib.workloads import SIZES as SUITES
 from benchlib.workloads import all_workloads
 
 

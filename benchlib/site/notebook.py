@@ -7,11 +7,17 @@ page's Markdown holds one block (``idprefix=""`` keeps the notebook's heading id
     from benchlib.site.notebook import notebook_markdown; print(notebook_markdown("docs/notebooks/x.ipynb"))
     ```
 
-The notebook runs top to bottom in its own folder, as mkdocs-jupyter's ``execute: true`` did, and a
-cell that raises ends the build. The executed copy is kept in the cache folder (`benchlib.core.cache`) and reused
-until the notebook or the benchlib version changes. Markdown cells become the page's Markdown (so
-their headings are in the page's table of contents), code cells fenced code, outputs text, images
-or the HTML the notebook produced (a pandas table, rich's output).
+Markdown cells become the page's Markdown (so their headings are in the page's table of contents),
+code cells fenced code, outputs text, images or the HTML the notebook produced (a pandas table,
+rich's output).
+
+A build runs no notebook on its own: the page shows the notebook's cells as a reader opens them.
+The notebook that measures a machine (`MEASURING_NOTEBOOK`, which runs the quick suite) is how the
+build measures its own machine when ``BENCHLIB_MEASURE=quick`` asks for that: `this_machine` runs
+it once, top to bottom in its own folder with its results going to the cache folder, keeps the
+executed copy beside the results file it wrote, and the notebook page shows that copy, outputs
+and all. The suite runs once per build, and not again until the machine, the notebook or the
+benchlib version changes. A cell that raises ends the build.
 """
 
 from __future__ import annotations
@@ -19,15 +25,21 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import threading
 from pathlib import Path
 from typing import NoReturn
 
 import benchlib
-from benchlib.core.cache import cache_folder
 from benchlib.core.files import write_atomically
 from benchlib.core.paths import project_root
+from benchlib.derive import results_files
+from benchlib.site.sources import requested_suite
+
+# The notebook that measures a machine, from the project's root, and the suite it runs.
+MEASURING_NOTEBOOK = "docs/notebooks/run-benchlib.ipynb"
+NOTEBOOK_SUITE = "quick"
+# Where the build's measurement through the notebook is kept: one folder per notebook version.
+CACHE = "build-measurement"
 
 # The first kind a notebook output has, in this order, is what the page shows.
 SHOWN_KINDS = ("text/html", "image/svg+xml", "image/png", "image/jpeg", "text/markdown", "text/plain")
@@ -57,33 +69,34 @@ def _stop(message: str) -> NoReturn:
     raise NotebookStopsTheBuild(message)
 
 
-def cache_path(notebook: Path, cache_dir: Path) -> Path:
-    """Where the executed copy of ``notebook`` is kept: named by its bytes and benchlib's version."""
-    digest = hashlib.sha256(notebook.read_bytes() + f"\0benchlib {benchlib.__version__}".encode()).hexdigest()
-    return cache_dir / f"{notebook.stem}-{digest[:16]}.ipynb"
+def notebook_digest(notebook: Path) -> str:
+    """A short hash of the notebook's bytes and benchlib's version: what its run depends on besides the machine."""
+    return hashlib.sha256(notebook.read_bytes() + f"\0benchlib {benchlib.__version__}".encode()).hexdigest()[:16]
 
 
 def _first_line(source: str) -> str:
     return next((line.strip() for line in source.splitlines() if line.strip()), "(empty)")
 
 
-def executed_notebook(notebook: Path, cache_dir: Path):  # -> nbformat.NotebookNode (nbformat is a docs extra)
-    """``notebook`` with its outputs: from the cache, or run now in its own folder."""
+def read_notebook(notebook: Path):  # -> nbformat.NotebookNode (nbformat is a docs extra)
     import nbformat
+
+    try:
+        return nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4)
+    except (OSError, ValueError) as exc:
+        _stop(f"error: {notebook} is not a notebook that can be read ({exc}); open it in Jupyter and save it again.")
+
+
+def run_notebook(notebook: Path, env: dict[str, str] | None = None):  # -> nbformat.NotebookNode
+    """``notebook`` with its outputs, run now top to bottom in its own folder (its kernel sees ``env``, else this process's)."""
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    cached = cache_path(notebook, cache_dir)
-    if cached.is_file():
-        return nbformat.reads(cached.read_text(encoding="utf-8"), as_version=4)
-    try:
-        nb = nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4)
-    except (OSError, ValueError) as exc:
-        _stop(f"error: {notebook} is not a notebook that can be read ({exc}); open it in Jupyter and save it again.")
+    nb = read_notebook(notebook)
     client = NotebookClient(nb, resources={"metadata": {"path": str(notebook.parent)}})
     try:
-        client.execute()
+        client.execute(env=env if env is not None else dict(os.environ))
     except NoSuchKernel as exc:
         _stop(
             f"error: {notebook} asks for the Jupyter kernel {exc.name!r}, which is not installed here; "
@@ -97,10 +110,56 @@ def executed_notebook(notebook: Path, cache_dir: Path):  # -> nbformat.NotebookN
             f"error: {notebook}: cell {index + 1} ({_first_line(cell.source)}) raised {exc.ename}: {exc.evalue}. "
             "Run the notebook in Jupyter to see the traceback, fix it, then build again."
         )
-    for stale in cache_dir.glob(f"{notebook.stem}-*.ipynb"):
-        stale.unlink()
-    write_atomically(cached, nbformat.writes(nb))
     return nb
+
+
+def _measuring_notebook() -> Path:
+    return project_root() / MEASURING_NOTEBOOK
+
+
+def measure_with_notebook(suite: str, out: Path) -> Path:
+    """Measure this machine by running the measuring notebook, its results file going to ``out/<machine id>/``.
+
+    The notebook writes where ``$BENCHLIB_RESULTS_DIR`` says; its executed copy is kept beside the
+    results file, for the notebook page.
+    """
+    import shutil
+
+    import nbformat
+
+    from benchlib.results.store import ResultsError, read_results
+
+    # Runs of earlier versions of the notebook are no use to this one.
+    for stale in out.parent.parent.glob("notebook-*"):
+        if stale != out.parent:
+            shutil.rmtree(stale, ignore_errors=True)
+    notebook = _measuring_notebook()
+    nb = run_notebook(notebook, {**os.environ, "BENCHLIB_RESULTS_DIR": str(out)})
+    written = []
+    for path in out.glob("*/*.json"):
+        try:
+            results = read_results(path)
+        except ResultsError:
+            continue
+        if results.complete and results.suite == suite:
+            written.append(path)
+    if not written:
+        _stop(
+            f"error: {notebook} ran, but wrote no complete {suite} results file into {out}; its run cell must "
+            "write where $BENCHLIB_RESULTS_DIR says."
+        )
+    path = max(written, key=lambda p: p.stat().st_mtime_ns)
+    write_atomically(path.with_suffix(".ipynb"), nbformat.writes(nb))
+    return path
+
+
+def this_machine(suite: str) -> Path:
+    """The build's measurement of this machine with ``suite``, made once: by the measuring notebook
+    where it runs that suite, so its page shows that very run, else in this process."""
+    notebook = _measuring_notebook()
+    if suite != NOTEBOOK_SUITE or not notebook.is_file():
+        return results_files.this_machine(suite)
+    return results_files.this_machine(suite, measure_with_notebook, f"{CACHE}/notebook-{notebook_digest(notebook)}")
 
 
 def _fence(text: str, language: str) -> str:
@@ -151,11 +210,15 @@ def notebook_to_markdown(nb, notebook: Path) -> str:
 
 
 def notebook_markdown(notebook: str | Path) -> str:
-    """Run ``notebook`` (a path from the project's root), or reuse its last run, and return its page's Markdown."""
+    """The page's Markdown for ``notebook`` (a path from the project's root): its cells, and, where
+    the build measured this machine with it, the outputs of that run."""
     root = project_root()
     path = root / notebook
     if not path.is_file():
         _stop(f"error: {path} does not exist; the notebook page's block names a notebook under docs/.")
-    # Without a writable cache the notebook runs into a folder of this build's own.
-    cache = cache_folder("notebooks") or Path(tempfile.mkdtemp(prefix="benchlib-notebook-"))
-    return notebook_to_markdown(executed_notebook(path, cache), Path(notebook))
+    suite = requested_suite()
+    if suite == NOTEBOOK_SUITE and path.resolve() == _measuring_notebook().resolve():
+        executed = this_machine(suite).with_suffix(".ipynb")
+        if executed.is_file():
+            return notebook_to_markdown(read_notebook(executed), Path(notebook))
+    return notebook_to_markdown(read_notebook(path), Path(notebook))

@@ -2,7 +2,7 @@
 
 A page calls ``print(scaling_chart())`` in a markdown-exec block. Each bar is one launch: N-device
 throughput over N times the one-device throughput, both measured in that launch; 1 is linear
-scaling. The records and the chart are declared by `benchlib.workloads.dp_scaling`. Only valid
+scaling. The records and the chart are declared by the workload that plots it (`SCALING_CHART`). Only valid
 ('ok') records are drawn: the plausibility checks mark an efficiency above 1.1 invalid, and the
 data table under the chart lists those with the reason. Without a valid record the block says
 how to measure one.
@@ -15,10 +15,12 @@ import pandas as pd
 from benchlib.results.load import PARAM_PREFIX
 from benchlib.site.charts import chart_spec, plotted_rows
 from benchlib.site.data import SiteData, plot_rows, site_data
-from benchlib.site.figures import STATIC_WIDTH, figure_context
+from benchlib.site.figures import figure_context
 from benchlib.site.render import render
-from benchlib.workloads import dp_scaling
+from benchlib.workloads import declared_plot
 
+# The chart `benchlib launch`'s records are drawn on, as their workload declares it.
+SCALING_CHART = "dp-scaling"
 HEAD = [
     "Machine",
     "Framework",
@@ -50,12 +52,13 @@ def _text(value: object) -> str:
 
 def scaling_rows(data: SiteData) -> pd.DataFrame:
     """Every scaling record, oldest first, as the chart declares it (subject, setting)."""
-    return plot_rows(data.frame, dp_scaling.PLOT, dp_scaling.NAME).sort_values("created")
+    workload, plot = declared_plot(SCALING_CHART)
+    return plot_rows(data.frame, plot, workload.name).sort_values("created")
 
 
 def chart_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The bars: valid records, the newest per machine and setup, labelled with efficiency and speedup."""
-    plotted = plotted_rows(rows, dp_scaling.CHART)
+    plotted = plotted_rows(rows, declared_plot(SCALING_CHART)[1].chart)
     plotted["label"] = [
         f"{value:.0%}" + (f" ({speedup:.2f}× speedup)" if _number(speedup, ".2f") else "")
         for value, speedup in zip(
@@ -121,7 +124,7 @@ def _provenance(rows: pd.DataFrame) -> list[dict[str, str]]:
 
 def scaling_html(data: SiteData) -> str:
     """The chart block: figure with interactive chart and static SVG, provenance, data table; or how to measure."""
-    chart = dp_scaling.CHART
+    chart = declared_plot(SCALING_CHART)[1].chart
     rows = scaling_rows(data)
     table = _table(rows)
     plotted = chart_rows(rows) if not rows.empty else rows
@@ -131,7 +134,7 @@ def scaling_html(data: SiteData) -> str:
     return render(
         "scaling.html",
         chart=chart,
-        **figure_context(chart.id, chart_spec(plotted, chart), chart_spec(plotted, chart, width=STATIC_WIDTH)),
+        **figure_context(chart.id, chart_spec(plotted, chart)),
         machines=_provenance(ok),
         left_out=len(rows) - len(ok),
         head=HEAD,

@@ -12,11 +12,11 @@ import pandas as pd
 
 from benchlib.core.paths import project_root
 from benchlib.derive.score import SCORE_TESTS, load_reference, reference_values, score_frame
-from benchlib.measure.conditions import GPU_OTHERS_MAX_SM_PERCENT, OTHERS_MAX_CPU_SHARE, STEAL_MAX_SHARE
+from benchlib.results.plausibility import GPU_OTHERS_MAX_SM_PERCENT, OTHERS_MAX_CPU_SHARE, STEAL_MAX_SHARE
 from benchlib.results.schema import ResultsFile
 from benchlib.site.charts import chart_spec, plotted_rows, value_text
 from benchlib.site.data import SiteData, site_data
-from benchlib.site.figures import STATIC_WIDTH, figure_context
+from benchlib.site.figures import figure_context
 from benchlib.site.render import render
 from benchlib.workloads import Chart
 
@@ -99,7 +99,7 @@ def score_block(data: SiteData | None = None) -> str:
     plotted = plotted_rows(bars, CHART)
     return render(
         "score.html",
-        **figure_context("score", chart_spec(plotted, CHART), chart_spec(plotted, CHART, width=STATIC_WIDTH)),
+        **figure_context("score", chart_spec(plotted, CHART)),
         head=HEAD,
         rows=rows,
         any_disturbed=bool(scores["disturbed"].eq(True).any()),

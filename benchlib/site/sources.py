@@ -1,35 +1,30 @@
-"""The build machine's own measurement, and one clear stop for an invalid results file.
+"""Which measurement of the build machine a build asks for, and one clear stop for an invalid results file.
 
 On request the site shows a fresh measurement of the machine building it:
 ``BENCHLIB_MEASURE=quick mkdocs build`` runs the quick suite once per machine fingerprint and
-benchlib version, and keeps the file in the cache folder (`benchlib.core.cache`) so rebuilds don't measure again.
+benchlib version (`benchlib.measure.build_machine`), and keeps the file in the cache folder so
+rebuilds don't measure again. Without it the build measures nothing.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-import logging
 import os
 import sys
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-import benchlib
-from benchlib.core.files import write_json_atomically
+from benchlib import tables
 from benchlib.results.load import load_results
-from benchlib.results.store import ResultsError, read_results
+from benchlib.results.store import ResultsError
 from benchlib.workloads import SIZES
 
 MEASURE_ENV = "BENCHLIB_MEASURE"
 _OFF = ("", "0", "off", "no", "false")
-
-log = logging.getLogger("mkdocs.plugins.benchlib")
 
 
 class InvalidResultsStopTheBuild(SystemExit):
@@ -79,6 +74,21 @@ def load_site_results(paths: Iterable[Path]) -> pd.DataFrame:
         return load_results(paths)
 
 
+class MissingTableStopsTheBuild(SystemExit):
+    """Ends a site build with one message naming the committed table that can't be read and the command that makes it."""
+
+
+def read_table(name: str) -> dict[str, Any]:
+    """A committed table (`benchlib.tables.read`) for a block; in a build, a missing or unreadable one
+    stops it with one message instead of a traceback per block."""
+    try:
+        return tables.read(name)
+    except tables.TableMissing as exc:
+        if not building_site():
+            raise
+        raise MissingTableStopsTheBuild(f"error: {exc}, then build again.") from None
+
+
 def requested_suite() -> str | None:
     """The suite ``BENCHLIB_MEASURE`` asks for, or None; anything else is a usage error."""
     value = os.environ.get(MEASURE_ENV, "").strip().lower()
@@ -87,83 +97,3 @@ def requested_suite() -> str | None:
     if value not in SIZES:
         raise ValueError(f"{MEASURE_ENV}={value!r}: expected one of {', '.join(SIZES)} (or unset to skip measuring)")
     return value
-
-
-def cache_key(suite: str) -> str:
-    return f"benchlib-{benchlib.__version__}-methodology-{benchlib.METHODOLOGY_VERSION}-{suite}"
-
-
-def _cached_run(folder: Path) -> Path | None:
-    for path in sorted(folder.glob("*.json"), reverse=True):
-        try:
-            if read_results(path).complete:
-                return path
-        except ResultsError:
-            continue  # a cache entry is disposable; measure again instead of failing the build
-    return None
-
-
-# Which machine id each hardware key was probed as, per cache folder.
-KNOWN_MACHINES = "machines.json"
-
-
-def hardware_key() -> str:
-    """This machine's hardware as the probe sees it without a framework: platform, CPU, memory, NVML's
-    GPUs and the TPU signal. A rebuild uses it to find its cached measurement without importing torch.
-    """
-    from benchlib.probe.frameworks import tpu_signal
-    from benchlib.probe.host import probe_host
-    from benchlib.probe.nvidia import probe_nvidia
-    from benchlib.probe.platform import detect_platform
-
-    host = probe_host()
-    parts = (
-        detect_platform().name,
-        host.cpu.model,
-        host.cpu.logical_cores,
-        host.memory_total_bytes,
-        sorted(gpu.name for gpu in probe_nvidia()),
-        tpu_signal(),
-    )
-    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
-
-
-def _known_machines(folder: Path) -> dict[str, str]:
-    try:
-        known = json.loads((folder / KNOWN_MACHINES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # no record yet, or a damaged one: probe in full
-    return known if isinstance(known, dict) else {}
-
-
-def _remember_machine(folder: Path, key: str, machine_id: str) -> None:
-    try:
-        write_json_atomically(folder / KNOWN_MACHINES, _known_machines(folder) | {key: machine_id})
-    except OSError:
-        pass  # only a shortcut for the next build is lost
-
-
-@functools.cache
-def build_measurement(suite: str, cache_root: Path) -> Path:
-    """This machine's results file for ``suite``: from the cache, or measured now (once per process)."""
-    out = cache_root / cache_key(suite)
-    key = hardware_key()
-    known = _known_machines(out).get(key)
-    cached = _cached_run(out / known) if known else None
-    if cached:
-        log.info("benchlib: using the cached %s measurement of this machine: %s", suite, cached)
-        return cached
-    from benchlib.measure.runner import run_suite, select_workloads
-    from benchlib.probe import probe_machine
-
-    machine = probe_machine(results_dir=str(cache_root))
-    cached = _cached_run(out / machine.id)
-    if cached:
-        log.info("benchlib: using the cached %s measurement of this machine: %s", suite, cached)
-    else:
-        log.info("benchlib: measuring this build machine (%s suite, %s)...", suite, machine.label)
-        outcome = run_suite(select_workloads(suite), suite=suite, device="auto", machine=machine, out_dir=out)
-        log.info("benchlib: measured in %.1f s, saved %s", outcome.wall_s, outcome.path)
-        cached = outcome.path
-    _remember_machine(out, key, machine.id)
-    return cached

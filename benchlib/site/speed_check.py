@@ -1,28 +1,34 @@
 """Speed predicted from a GPU's specs, next to the throughput others measured: the buying guide's blocks.
 
-`benchlib.predict.published_speed.compare` predicts every row of Lambda's ResNet-50 table and
-`unrun_gpus` the GPUs Lambda never ran. Tracing ResNet-50 at each of Lambda's batch sizes takes
-about 20 s, so both run once per build (per reported folder) and every block here reuses them:
-the predicted bars of the relative-performance chart (`benchlib.site.buying_guide.resnet50_throughput`)
-state the error measured here, and `predicted_against_reported` shows the comparison itself.
+`benchlib.derive.published_speed.compare` predicts every row of Lambda's ResNet-50 table and
+`unrun_gpus` the GPUs Lambda never ran. Counting ResNet-50's ops at each of Lambda's batch sizes
+takes about a minute, so `benchlib tables` computes both into ``benchlib/tables/speed_check.json``
+and every block here reads that: the predicted bars of the relative-performance chart
+(`benchlib.site.buying_guide.resnet50_throughput`) state the error measured there, and
+`predicted_against_reported` shows the comparison itself. A reported folder other than the one
+the table was computed from (a test's, your own) is compared once per build instead.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from benchlib import tables
 from benchlib.core.freshness import build_date
 from benchlib.core.paths import reported_dir
-from benchlib.predict.published_speed import UNRUN_BATCH, Comparison, NotCompared, compare, median_abs_error, unrun_gpus
-from benchlib.predict.roofline import COMPUTE_EFFICIENCY, DEFAULT_COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY, gpu_rates
 from benchlib.site.charts import PREDICTED
 from benchlib.site.render import render
+from benchlib.site.sources import read_table
+
+TABLE = "speed_check"
 
 HALVES = ("calibration", "held out")
 PRECISIONS = ("FP32", "AMP")
@@ -32,12 +38,47 @@ EXTREMES = 3
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """One reported throughput and its prediction."""
+
+    gpu: str
+    precision: str
+    batch: int
+    reported: float
+    predicted: float
+    half: str
+    source: str
+    as_of: str
+
+    @property
+    def error(self) -> float:
+        """Relative error: predicted / reported - 1."""
+        return self.predicted / self.reported - 1
+
+
+@dataclass(frozen=True)
+class NotCompared:
+    """Reported throughput rows left out, with the reason."""
+
+    source: str
+    what: str
+    rows: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class Checked:
-    """Lambda's rows with predictions, the rows left out, and the GPUs Lambda never ran, predicted."""
+    """Lambda's rows with predictions, the rows left out, the GPUs Lambda never ran (predicted),
+    and what the predictions used: each GPU's generation and unverified figures, the efficiencies."""
 
     rows: tuple[Comparison, ...]
     not_compared: tuple[NotCompared, ...]
     unrun: tuple[tuple[str, str, float], ...]
+    unrun_batch: int
+    gpus: dict[str, dict[str, Any]]
+    compute_efficiency: dict[str, float]
+    default_compute_efficiency: float
+    memory_efficiency: float
 
 
 @dataclass(frozen=True)
@@ -52,21 +93,39 @@ class ErrorSummary:
     worst: Comparison
 
 
+def median_abs_error(rows: Iterable[Comparison]) -> float:
+    return statistics.median(abs(row.error) for row in rows)
+
+
 def _signature(folder: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.json")))
 
 
 def checked() -> Checked:
-    """The comparison and the predictions for unrun GPUs, computed once per reported folder and its files."""
+    """The committed comparison, or, for a reported folder the table wasn't computed from, one made
+    now: once per reported folder and its files."""
     folder = reported_dir()
     return _checked(folder, _signature(folder) if folder.is_dir() else ())
 
 
 @functools.lru_cache(maxsize=2)
 def _checked(folder: Path, _files: tuple[tuple[str, int, int], ...]) -> Checked:
-    rows, not_compared = compare(folder=folder)
-    # A prediction is shown only with its measured error: with nothing compared, none is made.
-    return Checked(tuple(rows), tuple(not_compared), tuple(unrun_gpus()) if rows else ())
+    table = read_table(TABLE)
+    committed = {k: v for k, v in table["inputs"].items() if k.startswith("reported/")}
+    if committed != tables.reported_digests(folder):
+        from benchlib.tables.speed_check import speed_check
+
+        table = speed_check(folder)
+    return Checked(
+        rows=tuple(Comparison(**{k: v for k, v in r.items() if k != "error"}) for r in table["rows"]),
+        not_compared=tuple(NotCompared(**n) for n in table["not_compared"]),
+        unrun=tuple((u["gpu"], u["precision"], u["value"]) for u in table["unrun"]),
+        unrun_batch=table["unrun_batch"],
+        gpus=table["gpus"],
+        compute_efficiency=table["compute_efficiency"],
+        default_compute_efficiency=table["default_compute_efficiency"],
+        memory_efficiency=table["memory_efficiency"],
+    )
 
 
 def _summary(label: str, rows: list[Comparison]) -> ErrorSummary:
@@ -122,7 +181,7 @@ def unrun_rows(unit: str) -> pd.DataFrame:
                 "created": now,
                 "source": PREDICTED,
                 "date": build_date().isoformat(),
-                "param_batch": UNRUN_BATCH,
+                "param_batch": result.unrun_batch,
             }
             for gpu, precision, value in result.unrun
         ]
@@ -136,20 +195,22 @@ def chart_note() -> dict[str, Any]:
     if not summaries:
         return {"predicted": None}
     overall = summaries["all"]
-    unrun = {gpu: gpu_rates(gpu) for gpu in dict.fromkeys(g for g, _, _ in result.unrun)}
-    checked_generations = dict.fromkeys(sorted(gpu_rates(r.gpu).generation for r in result.rows))
+    unrun = {gpu: result.gpus[gpu] for gpu in dict.fromkeys(g for g, _, _ in result.unrun)}
+    checked_generations = dict.fromkeys(sorted(result.gpus[r.gpu]["generation"] for r in result.rows))
     return {
         "predicted": {
             "gpus": len(unrun),
-            "batch": f"{UNRUN_BATCH:,}",
+            "batch": f"{result.unrun_batch:,}",
             "rows": overall.rows,
             "median": f"{overall.median:.0%}",
             "held_out": f"{summaries['held out'].median:.0%}" if "held out" in summaries else None,
             "worst": f"{percent(overall.worst.error)} ({overall.worst.gpu}, {overall.worst.precision})",
-            "unverified": [(gpu, ", ".join(rates.unverified)) for gpu, rates in unrun.items() if rates.unverified],
+            "unverified": [
+                (gpu, ", ".join(rates["unverified"])) for gpu, rates in unrun.items() if rates["unverified"]
+            ],
             "unchecked_generations": list(
                 dict.fromkeys(
-                    rates.generation for rates in unrun.values() if rates.generation not in checked_generations
+                    rates["generation"] for rates in unrun.values() if rates["generation"] not in checked_generations
                 )
             ),
             "checked_generations": list(checked_generations),
@@ -211,7 +272,7 @@ def predicted_against_reported() -> str:
             {"what": n.what, "rows": n.rows, "source": n.source, "reason": _code_spans(n.reason)}
             for n in result.not_compared
         ],
-        compute_efficiency=[(gen, f"{value:.0%}") for gen, value in COMPUTE_EFFICIENCY.items()],
-        default_efficiency=f"{DEFAULT_COMPUTE_EFFICIENCY:.0%}",
-        memory_efficiency=f"{MEMORY_EFFICIENCY:.0%}",
+        compute_efficiency=[(gen, f"{value:.0%}") for gen, value in result.compute_efficiency.items()],
+        default_efficiency=f"{result.default_compute_efficiency:.0%}",
+        memory_efficiency=f"{result.memory_efficiency:.0%}",
     )

@@ -7,12 +7,13 @@ A workload's `run(ctx, params)` returns `MeasurementRecord`s. It never writes fi
 does that, stamps the workload's name and framework on every record, and applies the sanity
 checks (peak, device) to what comes back.
 
-A workload also declares how its records are shown, so charts, tables and the score need no
-knowledge of any workload: which `Chart` each metric goes on and what a bar's setting is
-(`Plot`), what it adds to the score (`ScorePart`), and figures derived from its records
-(`Ratio`, `Rate`, `WorkRate`, `PerDollar`, `Relative`). Records that other commands write
-(`benchlib max-batch`, `benchlib launch`) or that only sources report are declared the same
-way, with ``run=None``.
+A workload also declares how its records are shown and checked, so charts, tables, the score
+and the checks of predictions need no knowledge of any workload: which `Chart` each metric goes
+on and what a bar's setting is (`Plot`), what it adds to the score (`ScorePart`), figures derived
+from its records (`Ratio`, `Rate`, `WorkRate`, `PerDollar`, `Relative`), and which prediction
+benchlib sets beside its records (`PredictionCheck`, evaluated by `benchlib.derive.checks`) or
+why it has none (`NotPredicted`). Records that other commands write (`benchlib max-batch`,
+`benchlib launch`) or that only sources report are declared the same way, with ``run=None``.
 """
 
 from __future__ import annotations
@@ -195,6 +196,68 @@ class Relative:
     same: tuple[str, ...]
 
 
+# What a `PredictionCheck` predicts for a record; `benchlib.derive.checks` evaluates each kind.
+LARGEST_BATCH = "largest batch"  # fit's largest batch (and peak memory) for a largest-batch search
+TRAINED_BATCH = "trained batch"  # fit's largest batch, at least the batch a source trained with
+INFERENCE_THROUGHPUT = "inference throughput"  # predict's images/s for one of fit's models, inference
+TRAINING_THROUGHPUT = "training throughput"  # predict's images/s for one of fit's models, training
+TRANSFORMER_STEP = "transformer step"  # predict's tokens/s for the record's Llama, one training step
+TRANSFORMER_DECODE = "transformer decode"  # predict's prefill or decode tokens/s for the record's Llama
+PEAK_COMPUTE = "peak compute"  # the specs' peak x the generation's MAMF fraction, for a best-of-sizes rate
+LONGER_SWEEP = "longer sweep"  # not a prediction: the same workload's best over more sizes, run beside it
+PREDICTIONS = (
+    LARGEST_BATCH,
+    TRAINED_BATCH,
+    INFERENCE_THROUGHPUT,
+    TRAINING_THROUGHPUT,
+    TRANSFORMER_STEP,
+    TRANSFORMER_DECODE,
+    PEAK_COMPUTE,
+    LONGER_SWEEP,
+)
+
+
+@dataclass(frozen=True)
+class PredictionCheck:
+    """A prediction benchlib sets beside some of this workload's records, to check it against them.
+
+    ``predicts`` says which (one of `PREDICTIONS`). It applies to the records whose metric is
+    ``metric``, that ran on ``device`` and whose params equal ``where`` (each left out: any).
+    ``options`` go to the prediction: what the record doesn't say but its setup fixes (the
+    optimizer a source trained with).
+    """
+
+    predicts: str
+    metric: str | None = None
+    device: str | None = None
+    where: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.predicts not in PREDICTIONS:
+            raise ValueError(f"unknown prediction {self.predicts!r}; choose one of {', '.join(PREDICTIONS)}")
+
+    def applies(self, metric: str, device: str, params: Mapping[str, Any]) -> bool:
+        """Whether a record with this metric, device and params is one this check is for."""
+        return (
+            (self.metric is None or metric == self.metric)
+            and (self.device is None or device == self.device)
+            and all(params.get(key) == value for key, value in self.where.items())
+        )
+
+
+@dataclass(frozen=True)
+class NotPredicted:
+    """Why this workload's records that none of its `PredictionCheck`s apply to have no prediction.
+
+    A comparison of predictions with reported figures lists such records as left out, grouped by
+    ``what`` (what they are, as a reader knows them) with ``why``.
+    """
+
+    what: str
+    why: str
+
+
 @dataclass
 class RunContext:
     """What a workload may know about the run: the device it must use and the machine it is on."""
@@ -223,6 +286,11 @@ class Workload:
     plots: tuple[Plot, ...] = ()
     score: tuple[ScorePart, ...] = ()
     derived: tuple[Ratio | Rate | WorkRate | PerDollar | Relative, ...] = ()
+    # Charts a guide page draws itself (`declared_plot`), kept off the Results page.
+    page_plots: tuple[Plot, ...] = ()
+    # The predictions set beside its records, then why the others have none.
+    checks: tuple[PredictionCheck, ...] = ()
+    not_predicted: NotPredicted | None = None
     # Names this workload's records had in files older benchlibs wrote (Keras twins wrote "amp").
     formerly: tuple[str, ...] = ()
 
@@ -288,6 +356,38 @@ def owner(workload: str, framework: str) -> Workload | None:
 def charts() -> dict[str, Chart]:
     """Every declared chart by id, in the order workloads declare them."""
     return {plot.chart.id: plot.chart for w in all_workloads().values() for plot in w.plots}
+
+
+def declared_plot(chart_id: str) -> tuple[Workload, Plot]:
+    """The workload and plot that draw the chart ``chart_id``, a Results chart or a guide page's own."""
+    for workload in all_workloads().values():
+        for plot in (*workload.plots, *workload.page_plots):
+            if plot.chart.id == chart_id:
+                return workload, plot
+    raise KeyError(f"no workload declares a chart {chart_id!r}")
+
+
+def checked_by(predicts: str) -> dict[str, PredictionCheck]:
+    """Each workload that declares a check of kind ``predicts``, by name, with that check."""
+    return {w.name: check for w in all_workloads().values() for check in w.checks if check.predicts == predicts}
+
+
+def checks_of(
+    workload: str, framework: str, metric: str, device: str, params: Mapping[str, Any]
+) -> list[PredictionCheck]:
+    """The checks that apply to a record (its owning workload's, by `owner`)."""
+    found = owner(workload, framework)
+    return [c for c in found.checks if c.applies(metric, device, params)] if found else []
+
+
+def not_predicted(
+    workload: str, framework: str, metric: str, device: str, params: Mapping[str, Any]
+) -> NotPredicted | None:
+    """Why a record has no prediction, where its workload says so and none of its checks applies."""
+    found = owner(workload, framework)
+    if found is None or found.not_predicted is None:
+        return None
+    return None if any(c.applies(metric, device, params) for c in found.checks) else found.not_predicted
 
 
 def runnable(name: str) -> Workload:

@@ -22,6 +22,7 @@ from benchlib.models.training import Step, torch_step
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import Chart, Plot, Rate, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
+from benchlib.workloads.conv2d import NOT_FIT_MODELS
 
 NAME = "cnn_fashion_mnist"
 THROUGHPUT = Metric(name="throughput", unit="samples/s", higher_is_better=True)
@@ -142,5 +143,6 @@ register(
             ),
         ),
         derived=FROM_TOTAL_TIME,
+        not_predicted=NOT_FIT_MODELS,
     )
 )

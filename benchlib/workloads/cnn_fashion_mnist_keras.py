@@ -16,6 +16,7 @@ from benchlib.models.training import keras_step
 from benchlib.results.schema import MeasurementRecord
 from benchlib.workloads import RunContext, ScorePart, Workload, register
 from benchlib.workloads.cnn_fashion_mnist import FROM_TOTAL_TIME, NAME, PLOTS, SIZES, THROUGHPUT, training_records
+from benchlib.workloads.conv2d import NOT_FIT_MODELS
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -60,5 +61,6 @@ register(
         ),
         derived=FROM_TOTAL_TIME,
         formerly=(NAME,),
+        not_predicted=NOT_FIT_MODELS,
     )
 )

@@ -11,9 +11,13 @@ from typing import Any
 from benchlib.backends import torch_backend as tb
 from benchlib.core.timing import Timer
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.workloads import Chart, Plot, RunContext, Workload, WorkRate, register
+from benchlib.workloads import Chart, NotPredicted, Plot, RunContext, Workload, WorkRate, register
 from benchlib.workloads._record import stats_of
 
+# The seeds' 2018 timings (this op and the Fashion-MNIST CNN, in TensorFlow) have no speed prediction.
+NOT_FIT_MODELS = NotPredicted(
+    "2018 TensorFlow timings on Colab (a conv2d op, a Keras CNN)", "`predict` builds fit's PyTorch models, not these"
+)
 METRIC = Metric(name="time", unit="ms", higher_is_better=False)
 SEED_SHAPE = {"batch": 128, "side": 256, "channels": 3, "filters": 256, "kernel": 5, "stride": 2}
 
@@ -93,5 +97,6 @@ register(
         ),
         # What a reported time would mean if the convolution really ran: the seed's TPU figure can't.
         derived=(WorkRate("implied throughput", "TFLOP/s", of="time", work=flops, work_unit="FLOP", scale=1e-12),),
+        not_predicted=NOT_FIT_MODELS,
     )
 )

@@ -20,7 +20,7 @@ CHART = Chart(
     axis_title="efficiency (1 = linear scaling)",
     rule_at=1.0,
 )
-# Shown on the multi-GPU guide, not on the Results page: declared here, not in `plots`.
+# Shown on the multi-GPU guide, not on the Results page: declared in `page_plots`.
 PLOT = Plot(CHART, EFFICIENCY.name, "{framework_name} · {param_world_size} devices · {param_interconnect}")
 
 WORKLOAD = register(
@@ -32,5 +32,6 @@ WORKLOAD = register(
         sizes={},
         run=None,
         suites=(),
+        page_plots=(PLOT,),
     )
 )

@@ -27,7 +27,7 @@ from benchlib.backends import torch_backend as tb
 from benchlib.core.timing import Measurement
 from benchlib.models.vision import TORCHVISION
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.workloads import Plot, Ratio, RunContext, ScorePart, Workload, register
+from benchlib.workloads import NotPredicted, Plot, Ratio, RunContext, ScorePart, Workload, register
 from benchlib.workloads._record import stats_of
 from benchlib.workloads.amp import CHART as AMP_CHART
 
@@ -238,6 +238,10 @@ register(
                 {"arch": "resnet34", "batch_size": 64, "image_side": 64},
                 "fastai resnet34 transfer learning, batch 64, time per epoch",
             ),
+        ),
+        not_predicted=NotPredicted(
+            "fastai transfer-learning epoch times (Colab, Kaggle)",
+            "the dataset size and image size behind each epoch aren't stated",
         ),
     )
 )

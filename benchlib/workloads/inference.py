@@ -18,7 +18,16 @@ from benchlib.backends import torch_backend as tb
 from benchlib.core.timing import Measurement, Timer
 from benchlib.models.vision import INPUT_SIDE, torch_classifier
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.workloads import Chart, Plot, RunContext, ScorePart, Workload, register
+from benchlib.workloads import (
+    INFERENCE_THROUGHPUT,
+    Chart,
+    Plot,
+    PredictionCheck,
+    RunContext,
+    ScorePart,
+    Workload,
+    register,
+)
 from benchlib.workloads._record import stats_of
 
 NAME = "inference"
@@ -205,5 +214,6 @@ register(
         suites=("standard", "full"),
         plots=PLOTS,
         score=score_parts("torch"),
+        checks=(PredictionCheck(INFERENCE_THROUGHPUT, metric=THROUGHPUT.name),),
     )
 )

@@ -30,7 +30,7 @@ from benchlib.backends import torch_backend as tb
 from benchlib.core.timing import Timer
 from benchlib.models.llama import model_label, parameter_count, random_llama, require_transformers
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.workloads import Chart, Plot, RunContext, Workload, register
+from benchlib.workloads import TRANSFORMER_DECODE, Chart, Plot, PredictionCheck, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
 NAME = "llm_decode"
@@ -196,5 +196,6 @@ register(
         suites=("quick", "standard", "full"),
         expected_s={"quick": 12.0},
         plots=PLOTS,
+        checks=(PredictionCheck(TRANSFORMER_DECODE),),
     )
 )

@@ -9,7 +9,7 @@ config.json), trained in full on random sequences of ``seq_len`` tokens
 from __future__ import annotations
 
 from benchlib.workloads import Workload, register
-from benchlib.workloads.max_batch import MAX_BATCH
+from benchlib.workloads.max_batch import MAX_BATCH, SEARCHED
 
 NAME = "llm_max_batch"
 
@@ -22,5 +22,6 @@ WORKLOAD = register(
         sizes={},
         run=None,
         suites=(),
+        checks=(SEARCHED,),
     )
 )

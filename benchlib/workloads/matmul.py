@@ -13,7 +13,7 @@ from benchlib.backends import torch_backend as tb
 from benchlib.catalog.gpus import peak_tflops
 from benchlib.core.timing import Timer
 from benchlib.results.schema import MeasurementRecord, Metric
-from benchlib.workloads import Chart, Plot, RunContext, Workload, register
+from benchlib.workloads import LONGER_SWEEP, PEAK_COMPUTE, Chart, Plot, PredictionCheck, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
 
 METRIC = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
@@ -77,5 +77,11 @@ register(
         },
         run=run,
         plots=(Plot(CHART, "throughput", "{dtype}"),),
+        # A GPU's best rate against its specs; a CPU's peak isn't in them. A longer sweep, run beside
+        # a run's own, shows how much of the best its sizes reach.
+        checks=(
+            PredictionCheck(PEAK_COMPUTE, metric=METRIC.name, device="cuda"),
+            PredictionCheck(LONGER_SWEEP, metric=METRIC.name),
+        ),
     )
 )

@@ -8,10 +8,12 @@ such as Lambda's 2020 tables report it per model and GPU. Not part of any suite.
 from __future__ import annotations
 
 from benchlib.results.schema import Metric
-from benchlib.workloads import Workload, register
+from benchlib.workloads import LARGEST_BATCH, PredictionCheck, Workload, register
 
 NAME = "max_batch"
 MAX_BATCH = Metric(name="max_batch", unit="samples", higher_is_better=True)
+# fit's prediction for the search a record describes (a reported one names models fit may not build).
+SEARCHED = PredictionCheck(LARGEST_BATCH, metric=MAX_BATCH.name)
 PEAK_MEMORY = Metric(name="peak_memory", unit="bytes", higher_is_better=False)
 
 WORKLOAD = register(
@@ -23,5 +25,6 @@ WORKLOAD = register(
         sizes={},
         run=None,
         suites=(),
+        checks=(SEARCHED,),
     )
 )

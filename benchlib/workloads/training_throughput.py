@@ -9,7 +9,18 @@ and divides the mixed-precision rate by each dated cloud price.
 from __future__ import annotations
 
 from benchlib.results.schema import Metric
-from benchlib.workloads import Chart, PerDollar, Plot, Relative, Workload, register
+from benchlib.workloads import (
+    TRAINED_BATCH,
+    TRAINING_THROUGHPUT,
+    Chart,
+    NotPredicted,
+    PerDollar,
+    Plot,
+    PredictionCheck,
+    Relative,
+    Workload,
+    register,
+)
 
 NAME = "training_throughput"
 THROUGHPUT = Metric(name="throughput", unit="images/s", higher_is_better=True)
@@ -22,7 +33,7 @@ RESNET50_CHART = Chart(
     axis_title="images/s",
     setting_order=("FP32", "AMP"),
 )
-# Plotted on the buying guide, not on the Results page: these are declared here, not in `plots`.
+# Plotted on the buying guide, not on the Results page: declared in `page_plots`.
 RESNET50 = Plot(RESNET50_CHART, THROUGHPUT.name, "{param_precision}", where={"param_model": "resnet50"})
 PRICE_CHART = Chart(
     "price-performance",
@@ -45,5 +56,18 @@ WORKLOAD = register(
         run=None,
         suites=(),
         derived=(OF_FASTEST, PER_DOLLAR),
+        page_plots=(RESNET50, PRICE_PERFORMANCE),
+        checks=(
+            PredictionCheck(TRAINING_THROUGHPUT, metric=THROUGHPUT.name, where={"model": "resnet50"}),
+            # A batch that trained is a lower bound on the largest one. NVIDIA's ResNet-50 example,
+            # which Lambda's batches come from, trains with SGD and momentum.
+            PredictionCheck(
+                TRAINED_BATCH, metric=THROUGHPUT.name, where={"model": "resnet50"}, options={"optimizer": "sgd"}
+            ),
+        ),
+        not_predicted=NotPredicted(
+            "Lambda's 2020 tables (NasNet Large, DeepLabv3, YOLOv3, Pix2Pix HD, StyleGAN, MaskRCNN)",
+            "benchlib doesn't build these networks",
+        ),
     )
 )

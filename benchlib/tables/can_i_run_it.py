@@ -1,29 +1,30 @@
 """The "Can I run it?" table: every shipped language model on the GPUs readers get, predicted once and committed.
 
-Predicting the whole table takes minutes, too long for every site build, so `benchlib fit-table`
+Predicting the whole table takes minutes, too long for every site build, so `benchlib tables`
 writes it to ``benchlib/tables/can_i_run_it.json`` (with the versions, date and allowances it used) and the
 site reads that file. The comparison with published measurements (:mod:`benchlib.predict.published_memory`)
 goes in the same file, and so do the inference task's decode speeds, predicted by
-:mod:`benchlib.predict.speed`, with the error that method reached on Lambda's ResNet-50 rows.
-``tests/test_llm_table.py`` re-predicts cells to check the file is current.
+:mod:`benchlib.predict.speed`, with the error that method reached on Lambda's ResNet-50 rows
+(:mod:`benchlib.derive.published_speed`). ``tests/test_llm_table.py`` re-predicts cells to check
+the file is current.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
-from benchlib.core.files import write_json_atomically
+from benchlib.core.cache import cache_folder
 from benchlib.core.package_data import table_file
-from benchlib.predict import published_speed as speed_published
+from benchlib.core.paths import reported_dir
+from benchlib.derive import published_speed as speed_published
+from benchlib.derive.published_speed import compared_files
 from benchlib.predict.count import OpCost
-from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup, versions
+from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
@@ -34,8 +35,12 @@ from benchlib.predict.memory import (
 from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
 from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
 from benchlib.predict.speed import METHOD, language_model_dtype, language_model_ops
+from benchlib.tables import Table, data_digests, digest_bytes, digest_json, file_digests, register
 
-TABLE_FILE = table_file("can_i_run_it.json")
+NAME = "can_i_run_it"
+TABLE_FILE = table_file(f"{NAME}.json")
+# What the traces depend on besides benchlib.
+PACKAGES = ("torch", "transformers", "peft")
 TRAINING_SEQ_LEN = 1024
 
 
@@ -100,17 +105,16 @@ SNIPPET_GPU = "T4"
 
 def config_digest(model: LanguageModel) -> str:
     """A short hash of what shapes the model: it changes when a shipped config does."""
-    return hashlib.sha256(json.dumps(model.fingerprint(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return digest_json(model.fingerprint())
 
 
 def published_digest() -> str:
-    return hashlib.sha256(PUBLISHED.read_bytes()).hexdigest()[:16]
+    return digest_bytes(PUBLISHED.read_bytes())
 
 
 def speed_digest() -> str:
     """A short hash of every figure the columns' speed predictions use: it changes with the specs or the constants."""
-    rates = [asdict(gpu_rates(c.gpu)) for c in COLUMNS]
-    return hashlib.sha256(json.dumps(rates, sort_keys=True).encode()).hexdigest()[:16]
+    return digest_json([asdict(gpu_rates(c.gpu)) for c in COLUMNS])
 
 
 def decode_rates(model: str, task: Task, fits: dict[str, int]) -> dict[str, float | None]:
@@ -207,8 +211,6 @@ def predict_table(
     comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir) for row in published_rows()]
     compared = [c for c in comparisons if c.error is not None]
     return {
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "versions": versions(),
         "allowances": {
             "cuda_context_bytes": CUDA_CONTEXT_BYTES,
             "cuda_context_source": CUDA_CONTEXT_SOURCE,
@@ -272,10 +274,51 @@ def predict_table(
     }
 
 
-def write_table(table: dict[str, Any], path: Path = TABLE_FILE) -> None:
-    """Write the table atomically: a full disk or an interrupted run leaves the old file whole."""
-    write_json_atomically(path, table)
-
-
 def read_table(path: Path = TABLE_FILE) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def predicted_models() -> list[str]:
+    return [m.name for m in shipped_models().values() if m.on_page]
+
+
+def inputs() -> dict[str, str]:
+    """What the table was predicted from: the shipped configs, the published peaks, the columns'
+    memory and speed figures, and Lambda's rows (and their GPUs' rates) behind the speed check it
+    cites. Not the rest of the specs: a new price changes none of it.
+
+    The configs are the ones in ``language_models.yaml``, and transformers fills in the rest (its
+    version counts too), so the file's digest stands for them: no transformers import is needed to
+    check the table. Each row still records its config's digest.
+    """
+    from benchlib.tables.speed_check import rates_digest
+
+    folder = reported_dir()
+    return {
+        **data_digests("language_models.yaml", "published_llm_memory.yaml"),
+        "column memory": digest_json([asdict(column_memory(c)) for c in COLUMNS]),
+        "speed rates": speed_digest(),
+        "GPU rates": rates_digest(),
+        **file_digests(compared_files(folder), folder, "reported"),
+    }
+
+
+def summary(table: dict[str, Any]) -> str:
+    return (
+        f"{len(table['rows'])} models x {len(TASKS)} tasks; published peaks predicted with "
+        f"a median error of {table['median_abs_error']:.1%}"
+    )
+
+
+TABLE = register(
+    Table(
+        name=NAME,
+        description='the "Can I run it?" page: every shipped language model on the GPUs readers get, '
+        "and the comparison with published peak memories",
+        compute=lambda on_step: predict_table(cache_folder("fit-llm"), on_step),
+        inputs=inputs,
+        steps=lambda: len(predicted_models()) * len(TASKS) + 1,
+        packages=PACKAGES,
+        summary=summary,
+    )
+)

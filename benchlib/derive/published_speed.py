@@ -4,8 +4,10 @@ Lambda's ResNet-50 rows (``results/reported/lambda-dlbench-*.json``, FP32 and AM
 batch sizes) are predicted with `predict_speed`'s model and compared. The GPUs are split before
 any fitting: alternate GPUs in the alphabetical order of their names form the calibration half,
 the only rows `fit_memory_efficiency` looks at; the other half is held out, and both are
-reported. Rows of models benchlib can't build (Lambda's 2020 tables) or of setups that aren't
-stated in full (the seeds' Colab and Kaggle epoch times) are listed with the reason.
+reported. Which reported figures are predicted is each workload's declaration (a
+`PredictionCheck` of kind ``training throughput``); figures whose workload says why it has none
+(`NotPredicted`: Lambda's 2020 tables of networks benchlib can't build, the seeds' Colab and
+Kaggle epoch times whose setup isn't stated in full) are listed with that reason.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from benchlib.predict.count import OpCost
 from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
 
+# The model Lambda's compared rows train: a GPU Lambda never ran is predicted training it.
 MODEL = "resnet50"
 PRECISIONS = {"FP32": "fp32", "AMP": "fp16"}
 TARGET_MEDIAN_ERROR = 0.20
@@ -59,7 +62,9 @@ class NotCompared:
 
 @dataclass(frozen=True)
 class _Row:
+    path: Path
     gpu: str
+    model: str
     precision: str
     batch: int
     value: float
@@ -68,8 +73,13 @@ class _Row:
 
 
 def _reported(folder: Path | None = None) -> tuple[list[_Row], list[NotCompared]]:
+    """Every reported figure with a speed prediction declared for it, and those whose workload says why none.
+
+    Only figures count: a record with a value, on a named device.
+    """
     from benchlib.core.paths import reported_dir
     from benchlib.results.store import read_results
+    from benchlib.workloads import TRAINING_THROUGHPUT, checks_of, not_predicted
 
     rows, skipped = [], {}
     for path in sorted((folder or reported_dir()).glob("*.json")):
@@ -77,30 +87,15 @@ def _reported(folder: Path | None = None) -> tuple[list[_Row], list[NotCompared]
         source = results.provenance.source_url or path.name
         as_of = str(results.provenance.as_of or "")
         for record in results.measurements:
-            if record.workload in ("conv2d", "cnn_fashion_mnist") and record.device_name:
-                key = (
-                    source,
-                    "2018 TensorFlow timings on Colab (a conv2d op, a Keras CNN)",
-                    "`predict` builds fit's PyTorch models, not these",
-                )
-            elif record.workload == "fastai_transfer":
-                key = (
-                    source,
-                    "fastai transfer-learning epoch times (Colab, Kaggle)",
-                    "the dataset size and image size behind each epoch aren't stated",
-                )
-            elif record.workload != "training_throughput" or record.value is None:
+            if record.value is None or not record.device_name:
                 continue
-            elif record.params.get("model") != MODEL:
-                key = (
-                    source,
-                    "Lambda's 2020 tables (NasNet Large, DeepLabv3, YOLOv3, Pix2Pix HD, StyleGAN, MaskRCNN)",
-                    "benchlib doesn't build these networks",
-                )
-            else:
+            shape = (record.workload, record.framework, record.metric.name, record.device, record.params)
+            if any(c.predicts == TRAINING_THROUGHPUT for c in checks_of(*shape)):
                 rows.append(
                     _Row(
-                        record.device_name or "",
+                        path,
+                        record.device_name,
+                        str(record.params["model"]),
                         record.params["precision"],
                         int(record.params["batch"]),
                         record.value,
@@ -108,8 +103,9 @@ def _reported(folder: Path | None = None) -> tuple[list[_Row], list[NotCompared]
                         as_of,
                     )
                 )
-                continue
-            skipped[key] = skipped.get(key, 0) + 1
+            elif (reason := not_predicted(*shape)) is not None:
+                key = (source, reason.what, reason.why)
+                skipped[key] = skipped.get(key, 0) + 1
     return rows, [NotCompared(source, what, count, reason) for (source, what, reason), count in skipped.items()]
 
 
@@ -119,16 +115,16 @@ def halves(gpus: Iterable[str]) -> dict[str, str]:
 
 
 @cache
-def resnet50_ops(dtype: str, batch: int) -> tuple[OpCost, ...]:
-    """The ops of one ResNet-50 training step; they depend on the dtype and batch, not the GPU."""
+def training_ops(model: str, dtype: str, batch: int) -> tuple[OpCost, ...]:
+    """The ops of one training step of one of fit's models; they depend on the dtype and batch, not the GPU."""
     from benchlib.predict.speed import builtin_ops
 
-    return tuple(builtin_ops(MODEL, "train", dtype, batch)[0])
+    return tuple(builtin_ops(model, "train", dtype, batch)[0])
 
 
-def _predict(gpu: str, dtype: str, batch: int, memory_efficiency: float) -> float:
+def _predict(model: str, gpu: str, dtype: str, batch: int, memory_efficiency: float) -> float:
     rates = dataclasses.replace(gpu_rates(gpu), memory_efficiency=memory_efficiency)
-    return batch / step_time(list(resnet50_ops(dtype, batch)), rates).seconds
+    return batch / step_time(list(training_ops(model, dtype, batch)), rates).seconds
 
 
 def compare(
@@ -144,7 +140,7 @@ def compare(
     compared = []
     for row in rows:
         try:
-            predicted = _predict(row.gpu, PRECISIONS[row.precision], row.batch, memory_efficiency)
+            predicted = _predict(row.model, row.gpu, PRECISIONS[row.precision], row.batch, memory_efficiency)
         except UnknownGPU as exc:
             # The message's advice after ";" is for the command line, not a page.
             reason = (
@@ -156,6 +152,11 @@ def compare(
             Comparison(row.gpu, row.precision, row.batch, row.value, predicted, half[row.gpu], row.source, row.as_of)
         )
     return compared, not_compared
+
+
+def compared_files(folder: Path | None = None) -> list[Path]:
+    """The reported files holding a row `compare` predicts."""
+    return sorted({row.path for row in _reported(folder)[0]})
 
 
 def median_abs_error(rows: Iterable[Comparison]) -> float:
@@ -172,19 +173,21 @@ def fit_memory_efficiency(folder: Path | None = None) -> float:
     return min(FIT_GRID, key=score)
 
 
-def unrun_gpus(names: Iterable[str] | None = None) -> list[tuple[str, str, float]]:
-    """(gpu, precision, predicted images/s) for GPUs with specs that Lambda's table doesn't have."""
+def unrun_gpus(names: Iterable[str] | None = None, folder: Path | None = None) -> list[tuple[str, str, float]]:
+    """(gpu, precision, predicted images/s) for GPUs with specs that Lambda's table (in ``folder``) doesn't have."""
     from benchlib.catalog.gpus import load_accelerators
     from benchlib.predict.roofline import UnknownSpeedGPU
 
-    ran = {row.gpu for row in _reported()[0]}
+    ran = {row.gpu for row in _reported(folder)[0]}
     predicted = []
     for spec in load_accelerators():
         if spec.kind != "gpu" or spec.name in ran or (names is not None and spec.name not in names):
             continue
         for precision, dtype in PRECISIONS.items():
             try:
-                predicted.append((spec.name, precision, _predict(spec.name, dtype, UNRUN_BATCH, MEMORY_EFFICIENCY)))
+                predicted.append(
+                    (spec.name, precision, _predict(MODEL, spec.name, dtype, UNRUN_BATCH, MEMORY_EFFICIENCY))
+                )
             except UnknownSpeedGPU:
                 continue
     return predicted

@@ -1,0 +1,126 @@
+"""`benchlib tables`: compute the tables the site reads, or check that the committed ones are current.
+
+The site build only reads: fit's predictions for the buying guide and the "Can I run it?" page,
+the speed check and the predictions beside measured searches are computed here into
+``benchlib/tables/*.json`` (one file per table, with the digests of its inputs and the versions
+it was computed with), and committed. Run it after changing the specs, a shipped config, the
+published or reported data, the results folder's searches, a predictor, or the locked torch,
+torchvision, transformers or peft; traces are cached, so a second run only redoes what changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from benchlib.cli.output import console, err, print_error, usage_error
+
+if TYPE_CHECKING:
+    from benchlib.tables import Table
+
+
+def tables(
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            metavar="NAME",
+            help="Only this table (repeat for more; `benchlib tables --check` names them all). Default: every table.",
+            show_default=False,
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Compute nothing: compare each committed table's input digests and versions with the inputs "
+            "now, name every stale table and exit 1 if any is.",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="DIR",
+            help="Write the tables into DIR instead of benchlib/tables/ (to look before committing).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Compute the tables the site reads (fit's predictions, the speed check, published comparisons)
+    and write each atomically with the digests of its inputs; --check only says which are stale.
+
+    Exit codes: 0 all written (or all current); 1 a table is stale (--check) or can't be written; 2 bad options.
+    """
+    from benchlib import tables as registry
+
+    known = registry.all_tables()
+    unknown = [name for name in only or [] if name not in known]
+    if unknown:
+        raise usage_error(f"--only: {', '.join(unknown)} is not a table; choose from {', '.join(known)}")
+    chosen = [known[name] for name in dict.fromkeys(only or known)]
+    if check:
+        _check(chosen)
+        return
+    if out is not None and not out.is_dir():
+        raise usage_error(f"--out {out}: the folder {out} does not exist")
+    for table in chosen:
+        contents = _compute(table)
+        target = (out / table.path.name) if out is not None else table.path
+        try:
+            registry.write(table, contents, target)
+        except OSError as exc:
+            print_error(
+                f"can't write {target} ({exc.strerror or exc}); free some space or choose --out, then run "
+                f"`{table.refresh}` again (the traces are cached, so it will be quick)"
+            )
+            raise typer.Exit(1)
+        console.print(f"wrote {escape(str(target))}: {escape(table.summary(contents))}", soft_wrap=True)
+
+
+def _compute(table: Table) -> dict[str, Any]:
+    """The table's file contents, computed under a progress bar of its steps."""
+    from benchlib import tables as registry
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+    ) as progress:
+        total = table.steps()
+        task = progress.add_task(f"{table.name}: inputs", total=total)
+        started = [False]
+
+        def on_step(step: str) -> None:
+            if started[0]:
+                progress.advance(task)
+            started[0] = True
+            progress.update(task, description=escape(f"{table.name}: {step}"))
+
+        contents = registry.compute(table, on_step)
+        progress.update(task, completed=total)
+    return contents
+
+
+def _check(chosen: list[Table]) -> None:
+    """Name each stale table and why, and exit 1 if any is; compute nothing."""
+    from benchlib import tables as registry
+
+    stale = {table.name: registry.stale_reasons(table) for table in chosen}
+    for table in chosen:
+        reasons = stale[table.name]
+        if reasons:
+            print_error(f"{table.path} is stale: {'; '.join(reasons)}. Refresh it with `{table.refresh}`.")
+        else:
+            console.print(f"{escape(table.name)}: current", soft_wrap=True)
+    if any(stale.values()):
+        names = [name for name, reasons in stale.items() if reasons]
+        err.print(f"{len(names)} stale table(s); `benchlib tables --only {' --only '.join(names)}` refreshes them.")
+        raise typer.Exit(1)

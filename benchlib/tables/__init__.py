@@ -1,0 +1,220 @@
+"""Generated tables: what a page shows that takes more than about a second to compute, computed once and committed.
+
+A site build only reads. Predictions that trace models on fake tensors, comparisons with published
+figures and the like are computed by `benchlib tables` into JSON files in this folder, each beside
+the module that computes it, and the pages read those files.
+
+A table is one module of this package that calls `register(Table(...))` at import time: its name
+(``<name>.json`` is its file), what it holds, the inputs that shape it and the function that
+computes it. Adding a table means adding one file here. Each file records, beside the values, the
+digests of its inputs (the data and results files it read, and figures such as the GPUs' rates)
+and the versions it was computed with. `stale_reasons` compares them with the inputs as they are
+now, without recomputing anything: ``benchlib tables --check`` and ``tests/test_tables.py`` fail
+while a committed table no longer matches its inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import pkgutil
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import benchlib
+from benchlib.core.files import write_json_atomically
+from benchlib.core.package_data import table_file
+from benchlib.core.paths import project_root
+
+REFRESH = "benchlib tables"
+LOCK_FILE = "requirements.lock"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One generated table.
+
+    ``compute(on_step)`` returns the table's values (a JSON object) and calls ``on_step`` with a
+    short description before each of its ``steps()`` steps, for the progress bar. ``inputs()``
+    returns a digest per input, named so that a stale table says what changed (``data/gpus.yaml``,
+    ``reported/lambda-dlbench-a10.json``). ``packages`` are the distributions whose versions shape
+    the values (torch for a trace); benchlib's own version always counts. ``summary`` says in one
+    line what a computed table holds, for `benchlib tables` to print.
+    """
+
+    name: str
+    description: str
+    compute: Callable[[Callable[[str], None]], dict[str, Any]]
+    inputs: Callable[[], dict[str, str]]
+    steps: Callable[[], int] = lambda: 1
+    packages: tuple[str, ...] = ()
+    summary: Callable[[dict[str, Any]], str] = lambda table: ""
+
+    @property
+    def path(self) -> Path:
+        return table_file(f"{self.name}.json")
+
+    @property
+    def refresh(self) -> str:
+        """The command that recomputes this table."""
+        return f"{REFRESH} --only {self.name}"
+
+
+class TableMissing(FileNotFoundError):
+    """A table's file is not there, or is not a table: the message says which and how to make it."""
+
+
+_REGISTRY: dict[str, Table] = {}
+_loaded = False
+
+
+def register(table: Table) -> Table:
+    if table.name in _REGISTRY and _REGISTRY[table.name] is not table:
+        raise ValueError(f"table {table.name!r} is registered twice")
+    _REGISTRY[table.name] = table
+    return table
+
+
+def all_tables() -> dict[str, Table]:
+    """Every table, by name, in the order of the modules' names."""
+    global _loaded
+    if not _loaded:
+        for module in pkgutil.iter_modules(__path__):
+            if not module.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{module.name}")
+        _loaded = True
+    return dict(sorted(_REGISTRY.items()))
+
+
+# ----------------------------------------------------------------------------- digests
+
+
+def digest_bytes(data: bytes) -> str:
+    """A short hash: enough to tell two versions of an input apart."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def digest_json(value: Any) -> str:
+    """The digest of a JSON-able value (figures computed from specs and constants)."""
+    return digest_bytes(json.dumps(value, sort_keys=True, default=str).encode())
+
+
+def file_digests(paths: Iterable[Path], folder: Path, label: str) -> dict[str, str]:
+    """``{"<label>/<path from folder>": digest}`` for each file: results files named as the site finds them."""
+    return {f"{label}/{Path(p).relative_to(folder).as_posix()}": digest_bytes(Path(p).read_bytes()) for p in paths}
+
+
+def reported_digests(folder: Path | None = None) -> dict[str, str]:
+    """Digests of the reported results files (``reported/<name>``): the published figures a table compares with."""
+    from benchlib.core.paths import reported_dir
+
+    folder = folder or reported_dir()
+    return file_digests(sorted(folder.glob("*.json")), folder, "reported") if folder.is_dir() else {}
+
+
+def data_digests(*names: str) -> dict[str, str]:
+    """Digests of curated data files (``benchlib/data/<name>``)."""
+    from benchlib.core.package_data import data_file
+
+    return {f"data/{name}": digest_bytes(data_file(name).read_bytes()) for name in names}
+
+
+# ----------------------------------------------------------------------------- versions
+
+
+def _base(release: str) -> str:
+    """``2.14.1+cu130`` -> ``2.14.1``: a local build of the same release computes the same."""
+    return release.split("+", 1)[0]
+
+
+def installed_versions(packages: Iterable[str]) -> dict[str, str]:
+    """The installed version of each package (read from its metadata: nothing is imported), and benchlib's."""
+    found = {}
+    for package in packages:
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = "not installed"
+    return {**found, "benchlib": benchlib.__version__}
+
+
+def locked_versions(packages: Iterable[str]) -> dict[str, str] | None:
+    """Each package's version pinned in the project's ``requirements.lock``, and benchlib's; None without a lock.
+
+    Committed tables are computed with the locked versions, the ones CI installs.
+    """
+    lock = project_root() / LOCK_FILE
+    if not lock.is_file():
+        return None
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", lock.read_text(encoding="utf-8"), flags=re.M))
+    pins = {name.lower().replace("_", "-"): pinned for name, pinned in pins.items()}
+    return {**{p: pins.get(p.lower(), "not locked") for p in packages}, "benchlib": benchlib.__version__}
+
+
+# ----------------------------------------------------------------------------- reading, writing, checking
+
+
+def compute(table: Table, on_step: Callable[[str], None] = lambda step: None) -> dict[str, Any]:
+    """The table's file contents: when and with what it was computed, its inputs' digests, then its values."""
+    values = table.compute(on_step)
+    return {
+        "table": table.name,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "versions": installed_versions(table.packages),
+        "inputs": table.inputs(),
+        **values,
+    }
+
+
+def write(table: Table, contents: dict[str, Any], path: Path | None = None) -> Path:
+    """Write a computed table atomically: a full disk or an interrupted run leaves the old file whole."""
+    return write_json_atomically(path or table.path, contents)
+
+
+def read(name: str, path: Path | None = None) -> dict[str, Any]:
+    """The committed table called ``name`` (from ``path`` if given); `TableMissing` naming the file and
+    the command when it can't be read. Reading imports none of the modules that compute tables."""
+    path = path or table_file(f"{name}.json")
+    refresh = f"{REFRESH} --only {name}"
+    try:
+        contents = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TableMissing(f"{path} can't be read ({exc}); run `{refresh}` to make it") from exc
+    if not isinstance(contents, dict) or contents.get("table") != name:
+        raise TableMissing(f"{path} is not the {name} table; run `{refresh}` to make it again")
+    return contents
+
+
+def stale_reasons(table: Table) -> list[str]:
+    """What no longer matches between the committed table and its inputs now; empty when it is current.
+
+    Compares digests only: nothing is recomputed, so this takes a moment.
+    """
+    if not table.path.is_file():
+        return ["there is no such file yet"]
+    try:
+        stored = read(table.name, table.path)
+    except TableMissing:
+        return ["it is not a table `benchlib tables` wrote"]
+    reasons = []
+    now, then = table.inputs(), stored.get("inputs", {})
+    for name in sorted(set(now) | set(then)):
+        if name not in then:
+            reasons.append(f"{name} is new")
+        elif name not in now:
+            reasons.append(f"{name} is gone")
+        elif now[name] != then[name]:
+            reasons.append(f"{name} changed")
+    expected = locked_versions(table.packages) or installed_versions(table.packages)
+    used = stored.get("versions", {})
+    for package, wanted in expected.items():
+        if _base(str(used.get(package, "none"))) != _base(wanted):
+            where = "the lock has" if package != "benchlib" else "benchlib is now"
+            reasons.append(f"computed with {package} {used.get(package, 'none')}, {where} {wanted}")
+    return reasons

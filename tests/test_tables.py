@@ -1,0 +1,117 @@
+"""The committed tables match their inputs, and `benchlib tables` computes, writes and checks them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from benchlib import tables
+from benchlib.cli import app
+
+EXPECTED = {"buying_guide", "can_i_run_it", "searched", "speed_check"}
+
+
+@pytest.mark.parametrize("name", sorted(tables.all_tables()))
+def test_every_committed_table_matches_its_inputs(name):
+    table = tables.all_tables()[name]
+    reasons = tables.stale_reasons(table)
+    assert not reasons, f"{table.path} is stale ({'; '.join(reasons)}): run `{table.refresh}` and commit the file"
+
+
+def test_every_table_beside_its_module_is_registered():
+    folder = Path(tables.__file__).parent
+    files = {p.stem for p in folder.glob("*.json")}
+    modules = {p.stem for p in folder.glob("*.py") if not p.name.startswith("_")}
+    assert files == modules == set(tables.all_tables()) >= EXPECTED
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """A table of one input file, kept in a folder of its own: its values are the input's text."""
+    source = tmp_path / "input.txt"
+    source.write_text("one", encoding="utf-8")
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    table = tables.Table(
+        name="fake",
+        description="a test's",
+        compute=lambda on_step: on_step("reading") or {"value": source.read_text(encoding="utf-8")},
+        inputs=lambda: {"input.txt": tables.digest_bytes(source.read_bytes())},
+        summary=lambda contents: f"value {contents['value']}",
+    )
+    monkeypatch.setattr(tables, "table_file", lambda name: folder / name)
+    monkeypatch.setitem(tables._REGISTRY, "fake", table)
+    return table, source
+
+
+def test_a_table_is_stale_when_an_input_changes_or_is_missing(fake):
+    table, source = fake
+    assert tables.stale_reasons(table) == ["there is no such file yet"]
+    tables.write(table, tables.compute(table))
+    assert tables.stale_reasons(table) == []
+    written = tables.read("fake")
+    assert written["value"] == "one" and written["inputs"] == table.inputs() and written["created"]
+    source.write_text("two", encoding="utf-8")
+    assert tables.stale_reasons(table) == ["input.txt changed"]
+
+
+def test_a_table_computed_with_other_versions_is_stale(fake, monkeypatch):
+    table, _ = fake
+    tables.write(table, tables.compute(table))
+    monkeypatch.setattr(tables, "locked_versions", lambda packages: {"benchlib": "9.9.9"})
+    assert tables.stale_reasons(table) == [
+        f"computed with benchlib {tables.installed_versions(())['benchlib']}, benchlib is now 9.9.9"
+    ]
+
+
+def test_check_names_each_stale_table_and_the_command_that_refreshes_it(fake):
+    result = CliRunner().invoke(app, ["tables", "--check", "--only", "fake"])
+    assert result.exit_code == 1
+    output = " ".join(result.output.split())
+    assert "fake.json is stale: there is no such file yet" in output
+    assert "Refresh it with `benchlib tables --only fake`" in output and "Traceback" not in output
+
+
+def test_benchlib_tables_writes_what_check_then_finds_current(fake):
+    table, _ = fake
+    result = CliRunner().invoke(app, ["tables", "--only", "fake"])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {table.path}: value one" in " ".join(result.output.split())
+    assert json.loads(table.path.read_text(encoding="utf-8"))["table"] == "fake"
+    assert not list(table.path.parent.glob(".*")), "no temporary file left behind"
+    result = CliRunner().invoke(app, ["tables", "--check", "--only", "fake"])
+    assert result.exit_code == 0 and "fake: current" in result.output
+
+
+def test_a_table_that_cant_be_written_is_one_message_and_exit_1(fake):
+    result = CliRunner().invoke(app, ["tables", "--only", "fake", "--out", "/proc"])
+    assert result.exit_code == 1
+    output = " ".join(result.output.split())
+    assert "can't write /proc/fake.json" in output and "`benchlib tables --only fake`" in output
+    assert "Traceback" not in output
+
+
+def test_reading_a_missing_table_says_which_command_makes_it(tmp_path):
+    with pytest.raises(tables.TableMissing, match=r"run `benchlib tables --only speed_check` to make it"):
+        tables.read("speed_check", tmp_path / "speed_check.json")
+
+
+def test_in_a_build_a_missing_table_stops_it_with_one_message(tmp_path, monkeypatch):
+    """A SystemExit gets past markdown-exec, which would log a traceback for every block."""
+    from benchlib.site import can_i_run_it
+
+    monkeypatch.setattr(tables, "table_file", lambda name: tmp_path / name)
+    monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))  # what markdown-exec sets while MkDocs builds
+    can_i_run_it._table.cache_clear()
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            can_i_run_it.fit_table("qlora")
+    finally:
+        can_i_run_it._table.cache_clear()
+    assert not isinstance(stopped.value, Exception), "markdown-exec catches every Exception"
+    message = str(stopped.value)
+    assert message.startswith(f"error: {tmp_path / 'can_i_run_it.json'} can't be read")
+    assert message.endswith("run `benchlib tables --only can_i_run_it` to make it, then build again.")
