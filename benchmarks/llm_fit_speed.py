@@ -20,6 +20,7 @@ import json, sys, time
 started = time.perf_counter()
 from benchlib.predict.llm_memory import LLMPredictor, StepTracer, make_setup, versions
 from benchlib.catalog.language_models import resolve_model
+from benchlib.catalog.gpus import find_gpu
 from benchlib.predict.memory import gpu_memory
 model, mode, full = sys.argv[1], sys.argv[2], sys.argv[3] == "full"
 versions()
@@ -32,7 +33,7 @@ language_model = resolve_model(model)
 if full:
     StepTracer(language_model, setup, None).peak(setup.seq_len if mode == "inference" else 1)
 else:
-    LLMPredictor(language_model, setup).predict(gpu_memory("T4"))
+    LLMPredictor(language_model, setup).predict(gpu_memory(find_gpu("T4")))
 done = time.perf_counter()
 print(json.dumps({"import_s": imported - started, "predict_s": done - imported}))
 """

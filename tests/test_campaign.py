@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from benchlib.catalog.gpus import find_gpu
 from benchlib.cli import app
 from benchlib.derive import checks as derived
 from benchlib.derive.searched import fit_guess, fit_prediction
@@ -184,7 +185,7 @@ def test_gpu_records_are_checked_against_the_roofline_and_fit():
     )
     found = {c.kind: c for c in derived.checks([_file(matmul, inference, on_cpu)])}
     assert set(found) == {"matmul", "throughput"}
-    rates = gpu_rates("H100 SXM")
+    rates = gpu_rates(find_gpu("H100 SXM"))
     assert found["matmul"].predicted == pytest.approx(rates.peaks_tflops["bf16"] * rates.compute_efficiency)
     assert found["matmul"].error == pytest.approx(found["matmul"].predicted / 700.0 - 1)
     assert found["throughput"].unit == "images/s" and found["throughput"].predicted > 0

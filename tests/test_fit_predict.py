@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from benchlib.catalog.gpus import UnknownGPU, find_gpu
 from benchlib.cli.fit import fit
 from benchlib.cli.fit_options import parse_bytes, parse_shape
 from benchlib.core.units import GIB, MIB
@@ -20,7 +21,6 @@ from benchlib.predict.memory import (
     USABLE_FRACTION,
     PeakTracer,
     Predictor,
-    UnknownGPU,
     gpu_memory,
     memory_limit,
     solve_max_batch,
@@ -127,23 +127,23 @@ def test_t4_usable_memory_comes_from_the_specs_with_its_status():
     from benchlib.catalog.gpus import find_accelerator
 
     fact = find_accelerator("T4").usable_memory_gb
-    t4 = gpu_memory("Tesla T4")
+    t4 = gpu_memory(find_gpu("Tesla T4"))
     assert t4.name == "T4" and t4.usable_bytes == int(fact.value * GIB)
     assert t4.basis == "specs: usable memory" and t4.status == fact.status and t4.source == fact.source
 
 
 def test_gpus_without_a_usable_figure_use_the_stated_rule():
-    a100 = gpu_memory("A100 40GB SXM")
+    a100 = gpu_memory(find_gpu("A100 40GB SXM"))
     assert a100.usable_bytes == int(40 * GIB * USABLE_FRACTION)
     assert a100.status == "estimated" and a100.basis.startswith("rule:")
 
 
 def test_dual_gpu_boards_count_one_device():
-    assert gpu_memory("K80").total_bytes == 12 * GIB
+    assert gpu_memory(find_gpu("K80")).total_bytes == 12 * GIB
 
 
 def test_allowances_are_set_aside_before_the_tensors():
-    t4 = gpu_memory("T4")
+    t4 = gpu_memory(find_gpu("T4"))
     assert (t4.context_bytes, t4.overhead) == (CUDA_CONTEXT_BYTES, ALLOCATOR_OVERHEAD)
     assert t4.tensor_budget == int((t4.usable_bytes - CUDA_CONTEXT_BYTES) / (1 + ALLOCATOR_OVERHEAD))
     assert abs(t4.on_device(t4.tensor_budget) - t4.usable_bytes) < 16
@@ -154,7 +154,7 @@ def test_allowances_are_set_aside_before_the_tensors():
 )
 def test_unknown_or_non_gpu_devices_are_named(name, message):
     with pytest.raises(UnknownGPU, match=message):
-        gpu_memory(name)
+        find_gpu(name)
 
 
 # ----------------------------------------------------------------------------- cache

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from benchlib import tables
-from benchlib.catalog.gpus import find_accelerator
+from benchlib.catalog.gpus import find_accelerator, find_gpu
 from benchlib.core.paths import reported_dir
 from benchlib.measure.max_batch import SEARCH_SUITE, SearchResult, TrialOutcome, TrialRequest, write_search
 from benchlib.predict.memory import Predictor, gpu_memory, memory_limit
@@ -45,7 +45,7 @@ def frame():
             "model": model,
             "dtype": dtype,
             "gpu": gpu,
-            "usable_bytes": gpu_memory(gpu).usable_bytes,
+            "usable_bytes": gpu_memory(find_gpu(gpu)).usable_bytes,
             "max_batch": 0 if (model, gpu) == ("gpt2_small", "T4") and dtype == "fp32" else 1000 * i + 10 * j + k,
         }
         for i, model in enumerate(table.MATRIX_MODELS)
@@ -61,7 +61,7 @@ def test_predictions_agree_with_a_verified_prediction_per_gpu(tmp_path):
     )
     assert len(rows) == 2
     for row in rows:
-        verified = Predictor("unet", dtype="fp16", size="small", foreach=True).predict(gpu_memory(row["gpu"]))
+        verified = Predictor("unet", dtype="fp16", size="small", foreach=True).predict(gpu_memory(find_gpu(row["gpu"])))
         assert row["max_batch"] == verified.max_batch > 0
 
 

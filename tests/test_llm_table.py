@@ -78,7 +78,7 @@ def test_the_table_is_what_benchlib_fit_predicts_now(table):
     for task in TASKS:
         predictor = LLMPredictor(resolve_model(row["model"]), task.setup)
         for column in (COLUMNS[0], COLUMNS[1]):  # one T4, and two
-            device = column_memory(column) if task.key == "inference" else gpu_memory(column.gpu)
+            device = column_memory(column) if task.key == "inference" else gpu_memory(column.spec)
             assert predictor.predict(device, verify=False).largest == row["cells"][task.key][column.key], REFRESH
 
 
@@ -101,7 +101,9 @@ def test_the_decode_rates_are_what_benchlib_predict_predicts_now(table):
         pytest.skip(f"the table was predicted with {table['versions']}, this environment has {versions()}; {REFRESH}")
     row = next(r for r in table["rows"] if r["model"] == "qwen2.5-0.5b")
     for column in (COLUMNS[0], next(c for c in COLUMNS if c.key == "h100")):  # fp16 on the T4, bf16 on the H100
-        predicted = predict_speed(row["model"], column.gpu, mode="inference", seq_len=INFERENCE.setup.seq_len)
+        predicted = predict_speed(
+            resolve_model(row["model"]), column.spec, mode="inference", seq_len=INFERENCE.setup.seq_len
+        )
         assert predicted.dtype == table["speed"]["dtypes"][column.key]
         assert row["decode_tokens_per_s"][column.key] == pytest.approx(predicted.decode_tokens_per_s, rel=1e-9), REFRESH
     assert row["decode_tokens_per_s"]["t4x2"] == row["decode_tokens_per_s"]["t4"]  # the pair runs its halves in turn

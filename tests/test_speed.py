@@ -9,7 +9,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from benchlib.catalog.gpus import load_accelerators
+from benchlib.catalog.gpus import find_gpu, load_accelerators
+from benchlib.catalog.language_models import resolve_model
 from benchlib.core.paths import reported_dir
 from benchlib.derive.published_speed import (
     TARGET_MEDIAN_ERROR,
@@ -18,6 +19,7 @@ from benchlib.derive.published_speed import (
     halves,
     median_abs_error,
 )
+from benchlib.models.trainable import get_model
 from benchlib.predict.count import op_counter
 from benchlib.predict.roofline import (
     COMPUTE_EFFICIENCY,
@@ -111,11 +113,11 @@ def test_compute_efficiency_per_generation_is_the_median_mamf_fraction():
 
 
 def test_a_gpu_without_a_mamf_figure_says_its_efficiency_is_a_default():
-    t4 = gpu_rates("Tesla T4")
+    t4 = gpu_rates(find_gpu("Tesla T4"))
     assert (t4.name, t4.generation, t4.compute_efficiency) == ("T4", "Turing", DEFAULT_COMPUTE_EFFICIENCY)
     assert "no MAMF figure for Turing" in t4.efficiency_basis
-    assert gpu_rates("A100 80GB SXM").compute_efficiency == COMPUTE_EFFICIENCY["Ampere"]
-    assert "fp16 peak" in gpu_rates("GeForce RTX 4090").unverified
+    assert gpu_rates(find_gpu("A100 80GB SXM")).compute_efficiency == COMPUTE_EFFICIENCY["Ampere"]
+    assert "fp16 peak" in gpu_rates(find_gpu("GeForce RTX 4090")).unverified
 
 
 def test_each_op_takes_the_slower_of_its_compute_and_its_memory():
@@ -124,7 +126,7 @@ def test_each_op_takes_the_slower_of_its_compute_and_its_memory():
     with op_counter() as counter:
         torch.mm(a, b)  # compute-bound on any GPU
         a + b  # memory-bound on any GPU
-    rates = gpu_rates("A100 80GB SXM")
+    rates = gpu_rates(find_gpu("A100 80GB SXM"))
     step = step_time(counter.ops, rates)
     matmul, add = counter.ops
     assert step.compute_bound_s == pytest.approx(matmul.flops / (312e12 * rates.compute_efficiency))
@@ -136,9 +138,9 @@ def test_each_op_takes_the_slower_of_its_compute_and_its_memory():
 
 
 def test_resnet50_training_is_faster_on_a_faster_gpu_and_with_mixed_precision():
-    t4 = predict_speed("resnet50", "T4", mode="train", dtype="fp16", batch=32)
-    a100 = predict_speed("resnet50", "A100 80GB SXM", mode="train", dtype="fp16", batch=32)
-    a100_fp32 = predict_speed("resnet50", "A100 80GB SXM", mode="train", dtype="fp32", batch=32)
+    t4 = predict_speed(get_model("resnet50"), find_gpu("T4"), mode="train", dtype="fp16", batch=32)
+    a100 = predict_speed(get_model("resnet50"), find_gpu("A100 80GB SXM"), mode="train", dtype="fp16", batch=32)
+    a100_fp32 = predict_speed(get_model("resnet50"), find_gpu("A100 80GB SXM"), mode="train", dtype="fp32", batch=32)
     assert t4.unit == a100.unit == "images/s"
     assert 0 < t4.throughput < a100_fp32.throughput < a100.throughput
     assert a100.throughput == pytest.approx(32 / a100.step.seconds)
@@ -148,7 +150,7 @@ def test_resnet50_training_is_faster_on_a_faster_gpu_and_with_mixed_precision():
 
 def test_a_language_model_decodes_at_the_speed_its_weights_can_be_read(tmp_path):
     config = tiny_config(tmp_path)
-    p = predict_speed(config, "A100 80GB SXM", mode="inference", seq_len=256)
+    p = predict_speed(resolve_model(config), find_gpu("A100 80GB SXM"), mode="inference", seq_len=256)
     answer = p.as_dict()
     assert (answer["unit"], answer["dtype"], answer["batch"], answer["seq_len"]) == ("tokens/s", "bf16", 1, 256)
     assert answer["decode_tokens_per_s"] == answer["throughput"] > 0
@@ -159,7 +161,7 @@ def test_a_language_model_decodes_at_the_speed_its_weights_can_be_read(tmp_path)
 
 
 def test_language_model_training_counts_tokens(tmp_path):
-    p = predict_speed(tiny_config(tmp_path), "T4", mode="train", batch=2, seq_len=128)
+    p = predict_speed(resolve_model(tiny_config(tmp_path)), find_gpu("T4"), mode="train", batch=2, seq_len=128)
     assert (p.unit, p.dtype, p.prefill_tokens_per_s) == ("tokens/s", "fp16", None)  # no bf16 on the T4
     assert p.throughput == pytest.approx(2 * 128 / p.step.seconds)
 

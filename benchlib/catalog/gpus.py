@@ -19,6 +19,7 @@ import functools
 import re
 from collections.abc import Iterable, Iterator
 from datetime import date
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Annotated, Any, Generic, Literal, TypeVar, get_args, get_origin
 
@@ -403,11 +404,41 @@ def find_accelerator(reported_name: str) -> AcceleratorSpec | None:
     return found if found is not None else normal.get(_normal_key(reported_name))
 
 
-def gpu_spec_name(reported_name: object) -> str | None:
-    """The specs' name of the GPU a results file or NVML calls ``reported_name``; None when the
-    name is missing or isn't a GPU the specs list."""
+class UnknownGPU(KeyError):
+    """A GPU name the specs don't know, or a figure a GPU's specs lack; the message says what to do."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def find_gpu(name: str, instead: str = "choose a GPU") -> AcceleratorSpec:
+    """The GPU called ``name`` (the specs' name or an alias NVML reports), for a command's ``--gpu``.
+
+    Resolve a name once, where it comes in, and pass the spec on. UnknownGPU suggests near matches,
+    and for a TPU says ``instead`` (what the command does instead).
+    """
+    spec = find_accelerator(name)
+    if spec is not None and spec.kind == "gpu":
+        return spec
+    if spec is not None:
+        raise UnknownGPU(f"{spec.name} is a {spec.kind.upper()}, not a GPU; {instead}")
+    names = [label for a in _default_specs() if a.kind == "gpu" for label in (a.name, *a.aliases)]
+    close = get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+    raise UnknownGPU(f"unknown GPU {name!r}{hint}; the GPUs benchlib knows are in {_DEFAULT_FILE_LABEL}")
+
+
+def reported_gpu(reported_name: object) -> AcceleratorSpec | None:
+    """The GPU a results file or NVML calls ``reported_name``; None when the name is missing (a
+    results frame's NaN included) or isn't a GPU the specs list."""
     spec = find_accelerator(reported_name) if isinstance(reported_name, str) and reported_name else None
-    return spec.name if spec is not None and spec.kind == "gpu" else None
+    return spec if spec is not None and spec.kind == "gpu" else None
+
+
+def gpu_spec_name(reported_name: object) -> str | None:
+    """The specs' name of the GPU a results file or NVML calls ``reported_name`` (see `reported_gpu`)."""
+    spec = reported_gpu(reported_name)
+    return spec.name if spec is not None else None
 
 
 def peak_tflops(reported_name: str, dtype: str) -> float | None:

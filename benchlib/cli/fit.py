@@ -19,6 +19,7 @@ from benchlib.cli.output import console, usage_error
 from benchlib.core.units import format_bytes
 
 if TYPE_CHECKING:
+    from benchlib.catalog.gpus import AcceleratorSpec
     from benchlib.predict.llm_memory import LLMPrediction, Setup
     from benchlib.predict.memory import DeviceMemory, Prediction
 
@@ -140,13 +141,20 @@ def fit(
         )
 
 
-def _device(gpu: str | None, memory_limit: str | None) -> DeviceMemory:
-    from benchlib.predict.memory import gpu_memory
-    from benchlib.predict.memory import memory_limit as limit_budget
+def _gpu(gpu: str | None, memory_limit: str | None) -> AcceleratorSpec | None:
+    """``--gpu``'s specs, looked up once here and passed on; None with ``--memory-limit``."""
+    from benchlib.catalog.gpus import find_gpu
 
     if (gpu is None) == (memory_limit is None):
         raise ValueError("give either --gpu NAME or --memory-limit SIZE")
-    return gpu_memory(gpu) if gpu else limit_budget(parse_bytes(memory_limit or ""))
+    return find_gpu(gpu, "`fit` predicts CUDA memory only") if gpu else None
+
+
+def _device(spec: AcceleratorSpec | None, memory_limit: str | None) -> DeviceMemory:
+    from benchlib.predict.memory import gpu_memory
+    from benchlib.predict.memory import memory_limit as limit_budget
+
+    return gpu_memory(spec) if spec else limit_budget(parse_bytes(memory_limit or ""))
 
 
 def _fit_builtin(
@@ -165,9 +173,10 @@ def _fit_builtin(
     size: str,
     as_json: bool,
 ) -> None:
+    from benchlib.catalog.gpus import UnknownGPU
     from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
     from benchlib.models.trainable import get_model
-    from benchlib.predict.memory import UnknownGPU, predict
+    from benchlib.predict.memory import predict
 
     dtype, optimizer = dtype or "fp32", optimizer or "adam"
     try:
@@ -190,13 +199,14 @@ def _fit_builtin(
             )
         check_choice("dtype", dtype, DTYPES)
         check_choice("optimizer", optimizer, OPTIMIZERS)
-        device = _device(gpu, memory_limit)
+        spec = _gpu(gpu, memory_limit)
+        device = _device(spec, memory_limit)
         shape = parse_shape(input) if input else None
         get_model(model).dims(size, shape)
         if batch is not None and batch < 1:
             raise ValueError(f"--batch {batch}: must be at least 1")
-        if gpu and dtype == "bf16":
-            _check_bf16(gpu, "--dtype bf16")
+        if spec and dtype == "bf16":
+            _check_bf16(spec, "--dtype bf16")
     except (UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     # On a GPU torch's optimizers default to the multi-tensor (foreach) code; on the CPU they don't.
@@ -232,21 +242,22 @@ def _fit_language_model(
     memory_limit: str | None,
     as_json: bool,
 ) -> None:
+    from benchlib.catalog.gpus import UnknownGPU
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.core.cache import cache_folder
     from benchlib.models.trainable import MODELS
     from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup, predict_llm
-    from benchlib.predict.memory import UnknownGPU
 
     try:
         if input is not None:
             raise ValueError("--input is for the five built-in networks; a language model takes --seq-len")
-        device = _device(gpu, memory_limit)
+        spec = _gpu(gpu, memory_limit)
+        device = _device(spec, memory_limit)
         mode = mode or "inference"
-        if gpu and not _has_bf16(gpu):
+        if spec and not _has_bf16(spec):
             for flag, value in (("--dtype", dtype), ("--weights", weights)):
                 if value == "bf16":
-                    _check_bf16(gpu, f"{flag} bf16")
+                    _check_bf16(spec, f"{flag} bf16")
             if dtype is None and weights in (None, "int8", "nf4"):
                 dtype = "fp16"  # what a reader uses on a GPU without bf16, such as the T4
         language_model = resolve_model(model, also_known=tuple(MODELS))
@@ -270,19 +281,14 @@ def _fit_language_model(
     _print_llm_prediction(prediction, language_model.title)
 
 
-def _has_bf16(gpu: str) -> bool:
-    from benchlib.catalog.gpus import find_accelerator
-
-    spec = find_accelerator(gpu)
-    return not (spec is not None and spec.bf16_supported is not None and not spec.bf16_supported.value)
+def _has_bf16(spec: AcceleratorSpec) -> bool:
+    """False only where the specs say the GPU has no bf16; an unstated support is not ruled out."""
+    return not (spec.bf16_supported is not None and not spec.bf16_supported.value)
 
 
-def _check_bf16(gpu: str, option: str) -> None:
-    from benchlib.catalog.gpus import find_accelerator
-
-    if not _has_bf16(gpu):
-        spec = find_accelerator(gpu)
-        raise ValueError(f"{option}: the {spec.name if spec else gpu} has no hardware bf16 (see its specs); use fp16")
+def _check_bf16(spec: AcceleratorSpec, option: str) -> None:
+    if not _has_bf16(spec):
+        raise ValueError(f"{option}: the {spec.name} has no hardware bf16 (see its specs); use fp16")
 
 
 def _peak_text(tensor_peak: int, device: DeviceMemory) -> str:

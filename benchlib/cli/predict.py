@@ -53,12 +53,16 @@ def predict(
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU."""
-    from benchlib.catalog.language_models import ModelNotFound
-    from benchlib.predict.memory import UnknownGPU
+    from benchlib.catalog.gpus import UnknownGPU, find_gpu
+    from benchlib.catalog.language_models import ModelNotFound, resolve_model
+    from benchlib.models.trainable import MODELS
     from benchlib.predict.speed import predict_speed
 
     try:
-        prediction = predict_speed(model, gpu, mode=mode, dtype=dtype, batch=batch, seq_len=seq_len)
+        # The names are looked up once, here, and the specs passed on.
+        spec = find_gpu(gpu, "`predict` times GPUs only")
+        resolved = MODELS.get(model) or resolve_model(model, also_known=tuple(MODELS))
+        prediction = predict_speed(resolved, spec, mode=mode, dtype=dtype, batch=batch, seq_len=seq_len)
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:

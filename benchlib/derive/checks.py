@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from benchlib.catalog.gpus import gpu_spec_name
+from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU, reported_gpu
 from benchlib.derive.searched import fit_prediction, request_of
 from benchlib.results.schema import MeasurementRecord, ResultsFile
 from benchlib.workloads import (
@@ -61,6 +61,11 @@ class Sweep:
         return self.short.duration_s / self.long.duration_s
 
 
+def _gpu(record: MeasurementRecord) -> AcceleratorSpec | None:
+    """The GPU a record ran on, where it ran on one the specs list."""
+    return reported_gpu(record.device_name) if record.device == "cuda" else None
+
+
 def _ok(records: list[MeasurementRecord]) -> Iterator[MeasurementRecord]:
     return (r for r in records if r.status == "ok" and r.value is not None)
 
@@ -99,16 +104,15 @@ def _batch_checks(record: MeasurementRecord) -> list[Check]:
 
 def _throughput_check(record: MeasurementRecord) -> list[Check]:
     from benchlib.models.trainable import MODELS
-    from benchlib.predict.memory import UnknownGPU
     from benchlib.predict.speed import predict_speed
 
-    gpu = gpu_spec_name(record.device_name) if record.device == "cuda" else None
+    gpu = _gpu(record)
     model = record.params.get("model")
     if gpu is None or model not in MODELS:
         return []
     try:
         predicted = predict_speed(
-            model, gpu, mode="inference", dtype=record.dtype or "fp32", batch=int(record.params["batch_size"])
+            MODELS[model], gpu, mode="inference", dtype=record.dtype or "fp32", batch=int(record.params["batch_size"])
         )
     except (UnknownGPU, ValueError):
         return []
@@ -123,11 +127,10 @@ def _llama_seconds(
     one training step, or one decode step and the prefill; None off a GPU the specs know."""
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.models.llama import CONFIG_FIELDS, llama_config
-    from benchlib.predict.memory import UnknownGPU
     from benchlib.predict.roofline import gpu_rates, step_time
     from benchlib.predict.speed import language_model_ops
 
-    gpu = gpu_spec_name(record.device_name) if record.device == "cuda" else None
+    gpu = _gpu(record)
     if gpu is None:
         return None
     p = record.params
@@ -174,10 +177,9 @@ def _decode_check(record: MeasurementRecord) -> list[Check]:
 
 
 def _peak_check(record: MeasurementRecord) -> list[Check]:
-    from benchlib.predict.memory import UnknownGPU
     from benchlib.predict.roofline import gpu_rates
 
-    gpu = gpu_spec_name(record.device_name)
+    gpu = reported_gpu(record.device_name)
     if gpu is None:
         return []
     try:

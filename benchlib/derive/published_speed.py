@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from benchlib.catalog.gpus import UnknownGPU, find_gpu
 from benchlib.predict.count import OpCost
 from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
 
@@ -117,13 +118,14 @@ def halves(gpus: Iterable[str]) -> dict[str, str]:
 @cache
 def training_ops(model: str, dtype: str, batch: int) -> tuple[OpCost, ...]:
     """The ops of one training step of one of fit's models; they depend on the dtype and batch, not the GPU."""
+    from benchlib.models.trainable import get_model
     from benchlib.predict.speed import builtin_ops
 
-    return tuple(builtin_ops(model, "train", dtype, batch)[0])
+    return tuple(builtin_ops(get_model(model), "train", dtype, batch)[0])
 
 
 def _predict(model: str, gpu: str, dtype: str, batch: int, memory_efficiency: float) -> float:
-    rates = dataclasses.replace(gpu_rates(gpu), memory_efficiency=memory_efficiency)
+    rates = dataclasses.replace(gpu_rates(find_gpu(gpu)), memory_efficiency=memory_efficiency)
     return batch / step_time(list(training_ops(model, dtype, batch)), rates).seconds
 
 
@@ -132,7 +134,6 @@ def compare(
 ) -> tuple[list[Comparison], list[NotCompared]]:
     """Every comparable reported row with its prediction, and what was left out (a GPU the specs
     don't list, or whose specs lack a figure the prediction needs, is left out too, named)."""
-    from benchlib.predict.memory import UnknownGPU
     from benchlib.predict.roofline import UnknownSpeedGPU
 
     rows, not_compared = _reported(folder)

@@ -23,19 +23,16 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from difflib import get_close_matches
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import benchlib
+from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU, reported_gpu
 from benchlib.core.cache import write_cache_json
 from benchlib.core.units import GIB, MIB
 from benchlib.models.step import DTYPES, OPTIMIZERS, TrainingStep, check_choice
 from benchlib.models.trainable import get_model
-
-if TYPE_CHECKING:
-    from benchlib.catalog.gpus import AcceleratorSpec
 
 # Memory the CUDA driver takes for the context (kernels, driver state) outside PyTorch's
 # allocator: "around 400MB if CUDA >= 11.7 is used and lazy module loading enabled (default in
@@ -56,13 +53,6 @@ USABLE_FRACTION = 15 / 16
 FIRST_BATCHES = (4, 16)
 BATCH_LIMIT = 1 << 20
 CACHE_VERSION = 1
-
-
-class UnknownGPU(KeyError):
-    """A GPU name the specs don't know; the message suggests near matches."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -104,38 +94,17 @@ def searched_device(
     device). None for an uncapped device that isn't a GPU the specs know."""
     if memory_limit_bytes:
         return memory_limit(memory_limit_bytes), None if device == "cpu" else True
-    if device == "cuda" and isinstance(device_name, str):  # a results frame's missing name is NaN
+    spec = reported_gpu(device_name) if device == "cuda" else None
+    if spec is not None:
         try:
-            return gpu_memory(device_name), True
-        except UnknownGPU:
+            return gpu_memory(spec), True
+        except UnknownGPU:  # the specs give no memory size
             return None
     return None
 
 
-def _gpu_names() -> list[str]:
-    from benchlib.catalog.gpus import load_accelerators
-
-    return [label for a in load_accelerators() if a.kind == "gpu" for label in (a.name, *a.aliases)]
-
-
-def gpu_spec(name: str, only_gpus: str) -> AcceleratorSpec:
-    """The GPU called ``name`` (specs' name or an alias NVML reports); UnknownGPU suggests near
-    matches, and for a TPU says ``only_gpus`` (what the command does instead)."""
-    from benchlib.catalog.gpus import find_accelerator
-
-    spec = find_accelerator(name)
-    if spec is None or spec.kind != "gpu":
-        if spec is not None:
-            raise UnknownGPU(f"{spec.name} is a {spec.kind.upper()}, not a GPU; {only_gpus}")
-        close = get_close_matches(name, _gpu_names(), n=3, cutoff=0.5)
-        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-        raise UnknownGPU(f"unknown GPU {name!r}{hint}; the GPUs benchlib knows are in benchlib/data/gpus.yaml")
-    return spec
-
-
-def gpu_memory(name: str) -> DeviceMemory:
-    """The usable memory of the GPU called ``name`` (specs' name or an alias NVML reports)."""
-    spec = gpu_spec(name, "`fit` predicts CUDA memory only")
+def gpu_memory(spec: AcceleratorSpec) -> DeviceMemory:
+    """The usable memory of one GPU (`benchlib.catalog.gpus.find_gpu` turns a name into its spec)."""
     if spec.memory_gb is None:
         raise UnknownGPU(f"the specs give no memory size for {spec.name}")
     per_device = spec.devices_per_unit.value if spec.devices_per_unit else 1

@@ -1,4 +1,4 @@
-"""Seconds for each op on a named GPU: the slower of its arithmetic and its memory traffic.
+"""Seconds for each op on one GPU: the slower of its arithmetic and its memory traffic.
 
 Arithmetic runs at the GPU's dense peak for the op's dtype (specs) times the fraction of peak that
 matmul benchmarks reach on the GPU's architecture generation: the MAMF figures imported from
@@ -19,8 +19,8 @@ import re
 import statistics
 from dataclasses import dataclass
 
+from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU
 from benchlib.predict.count import OpCost
-from benchlib.predict.memory import UnknownGPU, gpu_spec
 
 # Median of the MAMF bf16 figures' fraction of peak, per generation (tests/test_speed.py recomputes it).
 COMPUTE_EFFICIENCY: dict[str, float] = {
@@ -83,13 +83,13 @@ class GpuRates:
         return compute, op.bytes / (self.bandwidth_gbps * 1e9 * self.memory_efficiency)
 
 
-def gpu_rates(name: str) -> GpuRates:
-    """The rates of the GPU called ``name``: UnknownGPU names near matches, UnknownSpeedGPU a missing figure.
+def gpu_rates(spec: AcceleratorSpec) -> GpuRates:
+    """The rates of one GPU (`benchlib.catalog.gpus.find_gpu` turns a name into its spec); UnknownSpeedGPU
+    names a missing figure.
 
     Spec figures marked ``unverified`` are used (a prediction needs some figure) and listed, so
     the reader sees which inputs nobody re-checked.
     """
-    spec = gpu_spec(name, "`predict` times GPUs only")
     per_device = spec.devices_per_unit.value if spec.devices_per_unit else 1
     unverified = []
     peaks = {}

@@ -1,4 +1,4 @@
-"""How fast one model runs on a named GPU: one step traced on fake tensors, counted, then timed.
+"""How fast one model runs on one GPU: one step traced on fake tensors, counted, then timed.
 
 The models are `benchlib fit`'s: its built-in networks (``resnet50`` ...) and language models
 (a shipped name, a Hugging Face id or a ``config.json``), with the same ``--batch``, ``--seq-len``
@@ -20,7 +20,9 @@ from benchlib.predict.count import OpCost, op_counter
 from benchlib.predict.roofline import GpuRates, StepTime, UnknownSpeedGPU, gpu_rates, step_time
 
 if TYPE_CHECKING:
+    from benchlib.catalog.gpus import AcceleratorSpec
     from benchlib.catalog.language_models import LanguageModel
+    from benchlib.models.trainable import ModelSpec
 
 MODES = ("train", "inference")
 DTYPES = ("fp32", "fp16", "bf16")
@@ -89,15 +91,13 @@ def _count(run: Any, mode: Any) -> list[OpCost]:
     return counter.ops
 
 
-def builtin_ops(name: str, mode: str, dtype: str, batch: int) -> tuple[list[OpCost], str]:
+def builtin_ops(spec: ModelSpec, mode: str, dtype: str, batch: int) -> tuple[list[OpCost], str]:
     """The ops of one step of a built-in network, and its throughput unit."""
     import torch
 
-    from benchlib.models.trainable import get_model
     from benchlib.predict.memory import PeakTracer
 
-    spec = get_model(name)
-    tracer = PeakTracer(name, dtype=dtype)
+    tracer = PeakTracer(spec.name, dtype=dtype)
     step = tracer.step
     step.set_batch(batch)
     unit = "tokens/s" if spec.kind == "tokens" else "images/s"
@@ -113,16 +113,14 @@ def builtin_ops(name: str, mode: str, dtype: str, batch: int) -> tuple[list[OpCo
 
 
 def _language_model_ops(
-    name: str | LanguageModel, mode: str, dtype: str, batch: int, seq_len: int
+    language_model: LanguageModel, mode: str, dtype: str, batch: int, seq_len: int
 ) -> tuple[list[OpCost], list[OpCost] | None, str]:
     """(ops of the step that sets the throughput, ops of the prefill or None, display name)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from benchlib.catalog.language_models import resolve_model
     from benchlib.predict.llm_memory import to_fake, torch_dtype
 
-    language_model = resolve_model(name) if isinstance(name, str) else name
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     weights = "fp32" if mode == "train" else dtype
     with torch.device("meta"), warnings.catch_warnings():
@@ -170,21 +168,22 @@ def _language_model_ops(
 
 
 def predict_speed(
-    model: str,
-    gpu: str,
+    model: ModelSpec | LanguageModel,
+    gpu: AcceleratorSpec,
     *,
     mode: str = "train",
     dtype: str | None = None,
     batch: int | None = None,
     seq_len: int | None = None,
 ) -> SpeedPrediction:
-    """Predict the throughput of ``model`` on ``gpu``; ValueError, UnknownGPU or UnknownSpeedGPU say what to change.
+    """Predict the throughput of ``model`` (a built-in network or a language model, resolved by the caller)
+    on ``gpu``; ValueError or UnknownSpeedGPU say what to change.
 
     ``dtype`` defaults to fp32 for the built-in networks and to bf16 for language models (fp16 on
     GPUs without bf16); ``batch`` to 64 images or 1 sequence; ``seq_len`` to `benchlib fit`'s
     default, capped at the model's context.
     """
-    from benchlib.models.trainable import MODELS
+    from benchlib.models.trainable import ModelSpec
     from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN
 
     if mode not in MODES:
@@ -194,7 +193,7 @@ def predict_speed(
     if (batch is not None and batch < 1) or (seq_len is not None and seq_len < 1):
         raise ValueError("--batch and --seq-len must be at least 1")
     rates = gpu_rates(gpu)
-    builtin = model in MODELS
+    builtin = isinstance(model, ModelSpec)
     if dtype is None:
         dtype = "fp32" if builtin else language_model_dtype(rates)
     if dtype != "fp32" and dtype not in rates.peaks_tflops:
@@ -204,17 +203,15 @@ def predict_speed(
     prefill = None
     if builtin:
         if seq_len is not None:
-            raise ValueError(f"--seq-len applies to language models; {model} has a fixed input")
+            raise ValueError(f"--seq-len applies to language models; {model.name} has a fixed input")
         batch = batch or DEFAULT_IMAGE_BATCH
         ops, unit = builtin_ops(model, mode, dtype, batch)
-        title = MODELS[model].title
+        title = model.title
         step = step_time(ops, rates)
-        per_step = batch * (MODELS[model].input_shape()[0] if unit == "tokens/s" else 1)
+        per_step = batch * (model.input_shape()[0] if unit == "tokens/s" else 1)
     else:
-        from benchlib.catalog.language_models import resolve_model
-
         batch = batch or 1
-        seq_len = seq_len or min(DEFAULT_SEQ_LEN, resolve_model(model).max_positions())
+        seq_len = seq_len or min(DEFAULT_SEQ_LEN, model.max_positions())
         with _quiet():
             ops, prefill_ops, title = _language_model_ops(model, mode, dtype, batch, seq_len)
         unit = "tokens/s"
@@ -245,11 +242,10 @@ def language_model_dtype(rates: GpuRates) -> str:
 
 
 def language_model_ops(
-    model: str | LanguageModel, mode: str, dtype: str, batch: int, seq_len: int
+    model: LanguageModel, mode: str, dtype: str, batch: int, seq_len: int
 ) -> tuple[list[OpCost], list[OpCost] | None]:
-    """The ops `predict_speed` times for a language model (``--model``'s spec, or one already built
-    from a config), decode and prefill for a causal one in inference, counted once so a caller can
-    time them on many GPUs with `step_time`."""
+    """The ops `predict_speed` times for a language model, decode and prefill for a causal one in
+    inference, counted once so a caller can time them on many GPUs with `step_time`."""
     with _quiet():
         ops, prefill_ops, _ = _language_model_ops(model, mode, dtype, batch, seq_len)
     return ops, prefill_ops

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchlib.catalog.gpus import gpu_spec_name, load_accelerators
+from benchlib.catalog.gpus import find_gpu, gpu_spec_name, load_accelerators
 from benchlib.core.cache import cache_folder
 from benchlib.core.paths import reported_dir
 from benchlib.models.trainable import MODELS
@@ -43,7 +43,7 @@ PACKAGES = ("torch", "torchvision")
 def gpu_names() -> list[str]:
     """Every GPU in the specs with a memory size, smallest memory first."""
     gpus = [a for a in load_accelerators() if a.kind == "gpu" and a.memory_gb is not None]
-    return [a.name for a in sorted(gpus, key=lambda a: (gpu_memory(a.name).usable_bytes, a.name))]
+    return [a.name for a in sorted(gpus, key=lambda a: (gpu_memory(a).usable_bytes, a.name))]
 
 
 def predictions(
@@ -59,7 +59,7 @@ def predictions(
 
     Larger memories go first, so their traces bound the smaller ones (see ``solve_max_batch``).
     """
-    devices = [gpu_memory(name) for name in (gpus or gpu_names())]
+    devices = [gpu_memory(find_gpu(name)) for name in (gpus or gpu_names())]
     rows = []
     for model in models:
         for dtype in dtypes:
@@ -110,7 +110,7 @@ def _files_with_trained_batches(folder: Path | None = None) -> list[Path]:
 
 
 def _memory(name: str) -> dict[str, Any]:
-    memory = asdict(gpu_memory(name))
+    memory = asdict(gpu_memory(find_gpu(name)))
     return {key: memory[key] for key in ("usable_bytes", "basis", "status", "source", "as_of")}
 
 

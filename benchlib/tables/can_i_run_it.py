@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from benchlib.catalog.gpus import AcceleratorSpec, find_gpu
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
 from benchlib.core.cache import cache_folder
 from benchlib.core.package_data import table_file
@@ -52,6 +54,11 @@ class Column:
     label: str
     gpu: str
     count: int = 1
+
+    @cached_property
+    def spec(self) -> AcceleratorSpec:
+        """The GPU's specs, looked up once."""
+        return find_gpu(self.gpu)
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,7 @@ def published_digest() -> str:
 
 def speed_digest() -> str:
     """A short hash of every figure the columns' speed predictions use: it changes with the specs or the constants."""
-    return digest_json([asdict(gpu_rates(c.gpu)) for c in COLUMNS])
+    return digest_json([asdict(gpu_rates(c.spec)) for c in COLUMNS])
 
 
 def decode_rates(model: str, task: Task, fits: dict[str, int]) -> dict[str, float | None]:
@@ -129,7 +136,7 @@ def decode_rates(model: str, task: Task, fits: dict[str, int]) -> dict[str, floa
         if fits[column.key] < setup.seq_len:
             rates[column.key] = None
             continue
-        gpu = gpu_rates(column.gpu)
+        gpu = gpu_rates(column.spec)
         dtype = language_model_dtype(gpu)
         if dtype not in counted:
             ops, prefill_ops = language_model_ops(model, "inference", dtype, setup.batch, setup.seq_len)
@@ -154,7 +161,7 @@ def column_memory(column: Column) -> DeviceMemory:
     """The memory a column offers. Two GPUs: inference splits the layers across both
     (``device_map="auto"``), so their memory adds up, each with its own CUDA context; training
     runs data-parallel, one copy per GPU, so a cell gives the batch on each."""
-    one = gpu_memory(column.gpu)
+    one = gpu_memory(column.spec)
     if column.count == 1:
         return one
     return DeviceMemory(
@@ -174,7 +181,7 @@ def predict_table(
     cache_dir: Path | None, on_step: Callable[[str], None] = lambda step: None, models: list[str] | None = None
 ) -> dict[str, Any]:
     """Every cell of the table and the published comparison, with what they were predicted with."""
-    columns = [(c, gpu_memory(c.gpu), column_memory(c)) for c in COLUMNS]
+    columns = [(c, gpu_memory(c.spec), column_memory(c)) for c in COLUMNS]
     rows = []
     for shipped in shipped_models().values():
         if not shipped.on_page or (models and shipped.name not in models):
@@ -207,7 +214,9 @@ def predict_table(
             }
         )
     on_step("the QLoRA snippet, published measurements and Lambda's ResNet-50 rows")
-    snippet = LLMPredictor(resolve_model(SNIPPET_MODEL), SNIPPET_SETUP, cache_dir).predict(gpu_memory(SNIPPET_GPU))
+    snippet = LLMPredictor(resolve_model(SNIPPET_MODEL), SNIPPET_SETUP, cache_dir).predict(
+        gpu_memory(find_gpu(SNIPPET_GPU))
+    )
     comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir) for row in published_rows()]
     compared = [c for c in comparisons if c.error is not None]
     return {
@@ -235,7 +244,7 @@ def predict_table(
             "task": INFERENCE.key,
             "batch": INFERENCE.setup.batch,
             "seq_len": INFERENCE.setup.seq_len,
-            "dtypes": {c.key: language_model_dtype(gpu_rates(c.gpu)) for c in COLUMNS},
+            "dtypes": {c.key: language_model_dtype(gpu_rates(c.spec)) for c in COLUMNS},
             "method": METHOD,
             "memory_efficiency": MEMORY_EFFICIENCY,
             "rates_digest": speed_digest(),

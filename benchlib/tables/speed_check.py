@@ -16,10 +16,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchlib.catalog.gpus import load_accelerators
+from benchlib.catalog.gpus import UnknownGPU, find_gpu, load_accelerators
 from benchlib.core.paths import reported_dir
 from benchlib.derive.published_speed import UNRUN_BATCH, compare, fit_memory_efficiency, unrun_gpus
-from benchlib.predict.memory import UnknownGPU
 from benchlib.predict.roofline import COMPUTE_EFFICIENCY, DEFAULT_COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY, gpu_rates
 from benchlib.tables import Table, digest_json, register, reported_digests
 
@@ -30,7 +29,9 @@ PACKAGES = ("torch", "torchvision")
 def _rates(gpus: list[str]) -> dict[str, dict[str, Any]]:
     """What a page says of each GPU's prediction: its generation and its unverified figures."""
     return {
-        gpu: {"generation": r.generation, "unverified": list(r.unverified)} for gpu in gpus for r in [gpu_rates(gpu)]
+        gpu: {"generation": r.generation, "unverified": list(r.unverified)}
+        for gpu in gpus
+        for r in [gpu_rates(find_gpu(gpu))]
     }
 
 
@@ -64,7 +65,7 @@ def rates_digest() -> str:
     for spec in load_accelerators():
         if spec.kind == "gpu":
             try:
-                rates[spec.name] = asdict(gpu_rates(spec.name))
+                rates[spec.name] = asdict(gpu_rates(spec))
             except UnknownGPU as exc:
                 rates[spec.name] = str(exc)
     return digest_json(rates)
