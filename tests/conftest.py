@@ -1,8 +1,14 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import pytest
+
+# Tests never reach the Hugging Face hub (nothing can be downloaded here, and Colab-only loading code
+# falls back by design). Offline, an unknown model id fails at once instead of after ~25 s of
+# retries whose log lines land in whatever stream a CliRunner captured first.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 # triton (which torch._dynamo, torchvision and fastai import) aborts the whole process with an LLVM
 # option clash when TensorFlow was imported first. Tests import both frameworks in this one

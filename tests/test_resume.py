@@ -543,7 +543,7 @@ def test_an_unwritable_folder_says_so_rather_than_to_free_space(tmp_path, machin
 
 def test_a_failed_write_keeps_the_previous_file_whole(tmp_path, machine):
     """write_results itself: the temp file goes, the file it would have replaced stays as it was."""
-    from benchlib.results import store
+    from benchlib.core import files
     from benchlib.results.schema import ResultsFile
 
     results = ResultsFile(
@@ -569,7 +569,7 @@ def test_a_failed_write_keeps_the_previous_file_whole(tmp_path, machine):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(store.os, "fdopen", FullDisk)
+        patch.setattr(files.os, "fdopen", FullDisk)
         with pytest.raises(OSError, match="No space left on device"):
             write_results(results, target)
     assert target.read_bytes() == before and read_results(target).measurements == []

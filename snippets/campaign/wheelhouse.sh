@@ -33,7 +33,7 @@ pip download --no-deps "${TARGET[@]}" --index-url "$INDEX" --platform manylinux_
 pip download --no-deps "${TARGET[@]}" --platform manylinux_2_17_x86_64 \
     pydantic pydantic-core annotated-types typing-inspection \
     pandas numpy python-dateutil pytz six tzdata \
-    psutil nvidia-ml-py pyyaml \
+    psutil nvidia-ml-py pyyaml platformdirs \
     typer click shellingham annotated-doc rich markdown-it-py mdurl pygments \
     transformers huggingface-hub hf-xet tokenizers safetensors regex tqdm packaging \
     httpx2 httpcore2 h11 anyio idna exceptiongroup truststore tomli pillow

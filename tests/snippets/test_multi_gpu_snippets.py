@@ -28,10 +28,15 @@ def commands(name: str) -> list[str]:
     return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
-def run_shell(line: str, cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+def run_shell(
+    line: str, cwd: Path, env: dict[str, str], timeout: float, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     full = snippet_env(env=env | {"PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", "")})
     result = subprocess.run(["bash", "-c", line], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, f"{line!r} failed ({result.returncode}):\n{result.stdout}\n{result.stderr[-4000:]}"
+    if check:
+        assert result.returncode == 0, (
+            f"{line!r} failed ({result.returncode}):\n{result.stdout}\n{result.stderr[-4000:]}"
+        )
     return result
 
 
@@ -92,14 +97,21 @@ def test_measure_commands_write_scaling_results(tmp_path: Path) -> None:
     from benchlib.results.store import read_results
 
     out = tmp_path / "results"
+    exit_codes = []
     for line in commands("measure.sh"):
         # --size standard is sized for Kaggle's GPUs and TPU; quick runs the same code here in seconds.
         args = shlex.split(line.replace("--size standard", "--size quick")) + ["--out", str(out)]
-        run_shell(shlex.join(args), tmp_path, {}, timeout=900)
+        exit_codes.append(run_shell(shlex.join(args), tmp_path, {}, timeout=900, check=False).returncode)
     files = sorted(out.rglob("*.json"))
     assert len(files) == 2
-    for path, framework in zip(files, ("torch", "jax")):
+    for path, framework, exit_code in zip(files, ("torch", "jax"), exit_codes):
         records = read_results(path).measurements
         train = {r.params["world_size"]: r for r in records if r.workload == "dp-train"}
         assert sorted(train) == [1, 2] and all(r.status == "ok" and r.framework == framework for r in train.values())
-        assert [r.workload for r in records].count("dp-scaling") == 1
+        (scaling,) = [r for r in records if r.workload == "dp-scaling"]
+        # Two processes on a shared 2-core machine can time above linear; the run must then flag the
+        # record and exit 1, and otherwise exit 0.
+        if scaling.status == "ok":
+            assert exit_code == 0
+        else:
+            assert scaling.status == "invalid" and "above 1.1" in (scaling.message or "") and exit_code == 1
