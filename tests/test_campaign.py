@@ -299,6 +299,7 @@ def test_a_device_it_cannot_use_is_a_one_line_usage_error(args, says, tmp_path):
     assert not any(tmp_path.iterdir()), "nothing is written for a usage error"
 
 
+@pytest.mark.slow
 def test_a_results_folder_it_cannot_write_is_one_message_and_exit_1():
     result = CliRunner().invoke(app, ["campaign", "--device", "cpu", "--tiny", "--out", "/proc/benchlib-campaign"])
     assert result.exit_code == 1

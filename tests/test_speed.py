@@ -135,6 +135,7 @@ def test_each_op_takes_the_slower_of_its_compute_and_its_memory():
 # ----------------------------------------------------------------------------- predictions
 
 
+@pytest.mark.slow
 def test_resnet50_training_is_faster_on_a_faster_gpu_and_with_mixed_precision():
     t4 = predict_speed("resnet50", "T4", mode="train", dtype="fp16", batch=32)
     a100 = predict_speed("resnet50", "A100 80GB SXM", mode="train", dtype="fp16", batch=32)

@@ -85,6 +85,7 @@ def test_is_oom_never_imports_tensorflow(monkeypatch):
     assert "tensorflow" not in sys.modules
 
 
+@pytest.mark.slow
 def test_torchvision_still_imports_after_tensorflow():
     """TF and triton (under torchvision) both bundle LLVM; TF first used to abort the process."""
     import subprocess

@@ -24,7 +24,7 @@ def test_unknown_workload_names_it_and_lists_known():
     assert "matmul" in str(info.value).split("known workloads:")[1]
 
 
-@pytest.mark.parametrize("name", CORE)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "matmul" else n for n in CORE])
 def test_workload_runs_on_cpu(name, machine):
     w = get(name)
     records = run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
@@ -39,6 +39,7 @@ def test_workload_runs_on_cpu(name, machine):
         assert r.metric == w.metric
 
 
+@pytest.mark.slow
 def test_matmul_reports_fp32_and_bf16_on_cpu(machine):
     records = run_workload(get("matmul"), RunContext(device="cpu", machine=machine), "cpu")
     assert {r.dtype for r in records} == {"fp32", "bf16"}
