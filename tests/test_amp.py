@@ -21,9 +21,8 @@ def run_tiny(name, machine):
     return run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
 
 
-@pytest.mark.parametrize(
-    "name, framework", [("amp", "torch"), pytest.param("amp_keras", "tensorflow", marks=pytest.mark.slow)]
-)
+@pytest.mark.slow
+@pytest.mark.parametrize("name, framework", [("amp", "torch"), ("amp_keras", "tensorflow")])
 def test_cpu_runs_fp32_and_bf16_and_skips_fp16(name, framework, machine):
     records = run_tiny(name, machine)
     by = {(r.metric.name, r.dtype): r for r in records}
@@ -62,6 +61,7 @@ def test_fp16_step_with_grad_scaler_trains():
     assert torch.isfinite(step.run()) and step.steps_per_epoch == 2
 
 
+@pytest.mark.slow
 def test_keras_policy_is_restored_after_building_a_mixed_model():
     from benchlib.backends import tf_backend as tfb
     from benchlib.models import fashion_mnist as fm

@@ -50,7 +50,10 @@ def test_both_models_map_a_batch_to_ten_class_scores():
     np.testing.assert_allclose(np.asarray(out).sum(axis=1), 1.0, rtol=1e-5)  # softmax
 
 
-@pytest.mark.parametrize("name, framework", [("cnn_fashion_mnist", "torch"), ("cnn_fashion_mnist_keras", "tensorflow")])
+@pytest.mark.parametrize(
+    "name, framework",
+    [("cnn_fashion_mnist", "torch"), pytest.param("cnn_fashion_mnist_keras", "tensorflow", marks=pytest.mark.slow)],
+)
 def test_training_reports_throughput_and_epoch_time(name, framework, machine):
     records = run_tiny(name, machine)
     assert [r.status for r in records] == ["ok", "ok"], [r.message for r in records]

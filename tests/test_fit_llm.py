@@ -56,6 +56,7 @@ SETUPS = {
 # The trainings' traces (backward and optimizer step at two depths and full depth) take seconds each.
 SLOW_SETUPS = {
     "train fp32 + bf16 autocast",
+    "train pure bf16",
     "lora",
     "lora q,v with checkpointing",
     "qlora",

@@ -24,9 +24,8 @@ def run_tiny(name, machine, **overrides):
     return run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
 
 
-@pytest.mark.parametrize(
-    "name, framework", [("inference", "torch"), pytest.param("inference_keras", "tensorflow", marks=pytest.mark.slow)]
-)
+@pytest.mark.slow
+@pytest.mark.parametrize("name, framework", [("inference", "torch"), ("inference_keras", "tensorflow")])
 def test_throughput_and_latency_per_batch(name, framework, machine):
     records = run_tiny(name, machine)
     assert all(r.status == "ok" for r in records), [r.message for r in records]

@@ -209,6 +209,7 @@ def test_the_halves_alternate_and_do_not_overlap():
     assert half == {"A": "calibration", "B": "held out", "C": "calibration", "D": "held out"}
 
 
+@pytest.mark.slow
 def test_lambdas_resnet50_rows_are_predicted_within_the_target_on_both_halves():
     rows, not_compared = compare()
     assert {r.half for r in rows} == {"calibration", "held out"}

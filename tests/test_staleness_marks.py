@@ -161,6 +161,7 @@ def build(request: pytest.FixtureRequest) -> tuple[date, dict[str, list[str]]]:
     return request.param, render_all(request.param)
 
 
+@pytest.mark.slow
 def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(build) -> None:
     today, rendered = build
     checked, wrong = 0, []
