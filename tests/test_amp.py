@@ -21,8 +21,9 @@ def run_tiny(name, machine):
     return run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name, framework", [("amp", "torch"), ("amp_keras", "tensorflow")])
+@pytest.mark.parametrize(
+    "name, framework", [("amp", "torch"), pytest.param("amp_keras", "tensorflow", marks=pytest.mark.slow)]
+)
 def test_cpu_runs_fp32_and_bf16_and_skips_fp16(name, framework, machine):
     records = run_tiny(name, machine)
     by = {(r.metric.name, r.dtype): r for r in records}

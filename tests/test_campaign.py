@@ -190,6 +190,7 @@ def test_gpu_records_are_checked_against_the_roofline_and_fit():
     assert "resnet50" in found["throughput"].what and "batch 32" in found["throughput"].what
 
 
+@pytest.mark.slow
 def test_the_transformer_workloads_eager_step_is_checked_against_predict():
     from benchlib.workloads import get, transformer_train
 

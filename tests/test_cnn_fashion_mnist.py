@@ -31,6 +31,7 @@ def run_tiny(name, machine, **overrides):
     return run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
 
 
+@pytest.mark.slow
 def test_torch_and_keras_models_have_the_same_parameters():
     """Counted the same way in both: trainable weights, plus BatchNorm's moving mean and variance
     as non-trainable (Keras' non_trainable_weights; torch's float buffers, not the integer
@@ -41,6 +42,7 @@ def test_torch_and_keras_models_have_the_same_parameters():
     assert keras_counts.total == fm.keras_model(tfb.import_keras()).count_params()
 
 
+@pytest.mark.slow
 def test_both_models_map_a_batch_to_ten_class_scores():
     import torch
 

@@ -14,6 +14,7 @@ from benchlib.cli.fit import fit
 from benchlib.core.units import GIB
 from benchlib.predict.llm_memory import DEPTHS, LLMPredictor, StepTracer, make_setup
 from benchlib.predict.memory import memory_limit
+from benchlib.predict.published_memory import Comparison, median_abs_error, published_rows
 from benchlib.predict.quantized import storage_bytes
 
 LAYERS = 6
@@ -107,6 +108,7 @@ def test_weights_are_the_parameters_in_their_storage():
     assert nf4["weights"] == quantized + 2 * (params - LAYERS * sum(o * i for o, i in linears)) + rotary
 
 
+@pytest.mark.slow
 def test_nf4_storage_is_what_bitsandbytes_keeps():
     import torch
     from bitsandbytes.functional import quantize_4bit
@@ -397,3 +399,14 @@ def test_masked_lms_and_classifiers_are_built_with_the_class_their_config_names(
     assert LLMPredictor(model, setup).breakdown(2) == max(
         StepTracer(model, setup, None).peak(2).values(), key=lambda kinds: kinds["total"]
     )
+
+
+def test_each_published_memory_row_is_compared_or_says_why_not_and_the_median_skips_the_rest():
+    rows = published_rows()
+    assert len(rows) >= 10
+    for row in rows:
+        assert row.measured_bytes > 0 and row.source["url"].startswith("https://")
+        if row.excluded() is None:
+            assert row.setup().mode == row.row["mode"]
+    compared = [Comparison(rows[0], rows[0].measured_bytes * 1.1, None), Comparison(rows[1], None, "left out")]
+    assert median_abs_error(compared) == pytest.approx(0.1)

@@ -83,6 +83,7 @@ def test_every_cell_that_fits_the_inference_context_has_a_decode_rate(table):
     assert table["speed"]["seq_len"] == INFERENCE.setup.seq_len and table["speed"]["batch"] == INFERENCE.setup.batch
 
 
+@pytest.mark.slow
 def test_the_decode_rates_are_what_benchlib_predict_predicts_now(table):
     assert table["speed"]["rates_digest"] == speed_digest(), (
         f"a column GPU's specs or the speed constants changed; {REFRESH}"
