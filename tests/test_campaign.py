@@ -217,6 +217,7 @@ def test_the_transformer_workloads_eager_step_is_checked_against_predict():
     assert "bf16" in check.what and f"{params['seq_len']} tokens" in check.what
 
 
+@pytest.mark.slow
 def test_the_decode_workloads_phases_are_checked_against_predict():
     from benchlib.workloads import get, llm_decode
 

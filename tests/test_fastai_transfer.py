@@ -73,6 +73,7 @@ def test_oom_at_one_batch_size_keeps_the_sweep_going(machine, monkeypatch):
     assert "out of memory at batch size 16" in records[1].message
 
 
+@pytest.mark.slow
 def test_unknown_arch_fails_naming_it(machine):
     [record] = run_tiny(machine, arch="resnet9000")
     assert record.status == "error" and "resnet9000" in record.message

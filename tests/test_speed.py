@@ -218,5 +218,6 @@ def test_lambdas_resnet50_rows_are_predicted_within_the_target_on_both_halves():
     assert any("2020" in n.what and n.rows > 0 for n in not_compared)
 
 
+@pytest.mark.slow
 def test_the_bandwidth_fraction_is_the_one_the_calibration_half_picks():
     assert fit_memory_efficiency() == MEMORY_EFFICIENCY
