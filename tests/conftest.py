@@ -1,7 +1,20 @@
+"""Fixtures for every test: a machine record, the tiny workloads, this session's cache, and the built site.
+
+The site is built once per builder (MkDocs, and Zensical from the same mkdocs.yml) per session, on
+first use, and served on 127.0.0.1: ``site_build(builder)`` gives its folder and origin. The browser
+tests and the test that a new workload reaches the Results page share these two builds.
+"""
+
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +29,63 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 if importlib.util.find_spec("triton") is not None:
     import triton  # noqa: F401
 
+from site_builds import BuiltSite, SiteInputs, build_and_serve, prepare_inputs, site_folder
+
+from benchlib.core.cache import CACHE_ENV
 from benchlib.results.schema import CPUInfo, HostInfo, Machine, Software
+
+_SESSION_CACHE = pytest.StashKey[tuple[str, "str | None"]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point benchlib's cache at a folder of this session's own, for this process and every child.
+
+    A test must not pass or fail by what an earlier session (or the user's own runs) left in
+    ~/.cache/benchlib, and must not write there; within the session, traces and the build's
+    measurement are reused. pytest-xdist workers inherit the controller's folder.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    folder = tempfile.mkdtemp(prefix="benchlib-test-cache-")
+    config.stash[_SESSION_CACHE] = (folder, os.environ.get(CACHE_ENV))
+    os.environ[CACHE_ENV] = folder
+    # No test downloads a model: a name the Hugging Face hub is asked about (an unknown --model)
+    # fails at once, as it does on a machine that can reach the hub, instead of after the
+    # network's timeouts on one that can't.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SESSION_CACHE not in config.stash:
+        return
+    folder, before = config.stash[_SESSION_CACHE]
+    shutil.rmtree(folder, ignore_errors=True)
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before
+
+
+SLOW_S = 5.0  # a test that takes longer on a 2-core machine carries the slow mark
+_unmarked_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add up the setup, call and teardown of each test the fast run keeps (neither slow nor browser)."""
+    if "slow" not in report.keywords and "browser" not in report.keywords:
+        _unmarked_durations[report.nodeid] = _unmarked_durations.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """Name the fast run's tests that took longer than SLOW_S, so the fast run stays fast.
+
+    Only a note: a busy machine makes any test slow now and then.
+    """
+    over = {k: v for k, v in _unmarked_durations.items() if v > SLOW_S}
+    if over:
+        terminalreporter.section(f"tests over {SLOW_S:.0f} s without the slow mark")
+        for nodeid, seconds in sorted(over.items(), key=lambda kv: -kv[1]):
+            terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
 
 
 @pytest.fixture
@@ -46,3 +115,43 @@ def tiny(monkeypatch):
     monkeypatch.setenv("BENCHLIB_WORKLOAD_MODULES", TINY_MODULE)
     module = sys.modules.get(TINY_MODULE)
     return importlib.reload(module) if module else importlib.import_module(TINY_MODULE)
+
+
+@pytest.fixture(scope="session")
+def site_inputs(tmp_path_factory) -> SiteInputs:
+    """The results and environment of the shared builds (tests/site_builds.py)."""
+    return prepare_inputs(tmp_path_factory.mktemp("site-results"), tmp_path_factory.mktemp("workload-modules"))
+
+
+@pytest.fixture(scope="session")
+def site_build(site_inputs, tmp_path_factory) -> Iterator[Callable[[str], BuiltSite]]:
+    """``site_build(builder)``: the site that builder made from ``site_inputs``, built on first use, served.
+
+    One build per builder per session: every test that needs a built site takes it from here.
+    """
+    built: dict[str, BuiltSite] = {}
+    failed: dict[str, str] = {}  # a build that failed fails every test that needs it, without building again
+    servers: list[ThreadingHTTPServer] = []
+    zensical_folders: list[Path] = []
+
+    def site(builder: str) -> BuiltSite:
+        if builder in failed:
+            pytest.fail(failed[builder], pytrace=False)
+        if builder not in built:
+            folder = site_folder(builder, tmp_path_factory)
+            if builder == "zensical":
+                zensical_folders.append(folder)
+            try:
+                built[builder], server = build_and_serve(builder, folder, site_inputs.env)
+            except (pytest.fail.Exception, subprocess.TimeoutExpired) as exc:
+                failed[builder] = f"the shared {builder} build failed: {exc}"
+                raise
+            servers.append(server)
+        return built[builder]
+
+    yield site
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+    for folder in zensical_folders:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -16,6 +16,7 @@ from benchlib.results.schema import (
     Machine,
     MeasurementRecord,
     Metric,
+    PlatformInfo,
     Provenance,
     ResultsFile,
     Software,
@@ -76,6 +77,86 @@ GPU = Machine(
     software=Software(python="3.11.7", torch="2.5.0", benchlib="0.1.0"),
 )
 REPORTED = Machine(id="reported-hostile", label=f"Old GPU {HOSTILE}")
+
+
+SCRIPT = "<script>window.__pwned='script';alert('script')</script>"
+IMG = "<img src=x onerror=\"window.__pwned='img';alert('img')\">"
+SVG = "\"><svg onload=\"window.__pwned='svg';alert('svg')\">"
+CLOSE = "</script><script>window.__pwned='close';alert('close')</script><!--"
+MARKDOWN = "[click me](javascript:window.__pwned='md';alert('md'))"
+JS_URL = "javascript:window.__pwned='url';alert('url')"
+PAYLOADS = (SCRIPT, IMG, SVG, CLOSE, MARKDOWN)
+
+CREATED = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+
+def hostile_files() -> dict[str, ResultsFile]:
+    """Relative path -> results file: a measured GPU run and three reported sources, every free-text
+    field carrying a payload that would set ``window.__pwned`` or open an ``alert`` if it ran."""
+    gpu_name = f"GPU {SCRIPT}"
+    machine = Machine(
+        id=f"local-{SVG}",
+        label=f"Rig {IMG}",
+        platform=PlatformInfo(name="local", variant=SCRIPT),
+        accelerators=Accelerators(nvidia=[GPUInfo(index=0, name=gpu_name)]),
+        software=Software(python=SCRIPT, torch=IMG, benchlib=CLOSE),
+    )
+
+    def rec(workload: str, metric: Metric, value: float | None, **kw: object) -> MeasurementRecord:
+        kw.setdefault("stats", stats(1e-3) if value is not None else None)
+        return MeasurementRecord(
+            workload=workload, framework="torch", device="cuda", device_name=gpu_name, metric=metric, value=value, **kw
+        )
+
+    measured = ResultsFile(
+        run_id=f"run-{MARKDOWN}",
+        created=CREATED,
+        benchlib_version=IMG,
+        methodology_version=SVG,
+        suite=SCRIPT,
+        complete=True,
+        machine=machine,
+        measurements=[
+            rec("matmul", TFLOPS, 10.0, dtype=f"fp16 {IMG}", params={"n": 1024}),
+            rec("matmul", TFLOPS, 12.0, dtype=MARKDOWN, params={"n": 1024}),
+            rec("matmul", TFLOPS, 99.0, dtype="fp32", peak=8.0, status="invalid", message=f"too fast {SCRIPT}"),
+            rec("conv2d", MS, 3.0, dtype="fp32", params={"batch": SCRIPT, "side": IMG}),
+            rec("conv2d", MS, None, status="error", message=f"conv2d raised {IMG} {CLOSE}"),
+            rec("bandwidth", GBPS, 200.0, dtype="uint8", params={"direction": SVG, "mib": 64}),
+            rec("bandwidth", GBPS, None, status="skipped", message=MARKDOWN),
+        ],
+    )
+
+    def reported(name: str, url: str) -> ResultsFile:
+        return ResultsFile(
+            run_id=f"reported-{name}",
+            created=CREATED,
+            benchlib_version="0.1.0",
+            methodology_version="reported",
+            complete=True,
+            machine=Machine(id=f"reported-{name}", label=f"Old {name} {SCRIPT}"),
+            provenance=Provenance(
+                kind="reported", source_url=url, as_of=date(2020, 1, 1), context=f"context {IMG} {MARKDOWN}"
+            ),
+            measurements=[
+                MeasurementRecord(
+                    workload="matmul",
+                    framework="torch",
+                    device="cuda",
+                    device_name=f"Old {name} {SVG}",
+                    dtype="fp16",
+                    metric=TFLOPS,
+                    value=4.0,
+                )
+            ],
+        )
+
+    return {
+        "hostile/measured.json": measured,
+        "reported/js-url.json": reported("a", JS_URL),
+        "reported/mixed-case-js.json": reported("b", " JaVaScRiPt:window.__pwned='case';alert('case')"),
+        "reported/quote-break.json": reported("c", f"https://example.org/\"{SCRIPT}<a href='{JS_URL}'>"),
+    }
 
 
 def sample_files() -> dict[str, ResultsFile]:

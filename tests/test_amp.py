@@ -21,7 +21,9 @@ def run_tiny(name, machine):
     return run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
 
 
-@pytest.mark.parametrize("name, framework", [("amp", "torch"), ("amp_keras", "tensorflow")])
+@pytest.mark.parametrize(
+    "name, framework", [("amp", "torch"), pytest.param("amp_keras", "tensorflow", marks=pytest.mark.slow)]
+)
 def test_cpu_runs_fp32_and_bf16_and_skips_fp16(name, framework, machine):
     records = run_tiny(name, machine)
     by = {(r.metric.name, r.dtype): r for r in records}
@@ -37,6 +39,7 @@ def test_cpu_runs_fp32_and_bf16_and_skips_fp16(name, framework, machine):
     assert skipped.status == "skipped" and "fp16" in skipped.message and skipped.message.startswith("amp:")
 
 
+@pytest.mark.slow
 def test_torch_steps_use_autocast_and_only_fp16_uses_the_grad_scaler(machine):
     by = {(r.metric.name, r.dtype): r for r in run_tiny("amp", machine)}
     assert by[("step_time", "fp32")].params["autocast"] is None
@@ -59,6 +62,7 @@ def test_fp16_step_with_grad_scaler_trains():
     assert torch.isfinite(step.run()) and step.steps_per_epoch == 2
 
 
+@pytest.mark.slow
 def test_keras_policy_is_restored_after_building_a_mixed_model():
     from benchlib.backends import tf_backend as tfb
     from benchlib.models import fashion_mnist as fm

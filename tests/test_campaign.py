@@ -192,6 +192,7 @@ def test_gpu_records_are_checked_against_the_roofline_and_fit():
     assert "resnet50" in found["throughput"].what and "batch 32" in found["throughput"].what
 
 
+@pytest.mark.slow
 def test_the_transformer_workloads_eager_step_is_checked_against_predict():
     from benchlib.workloads import get, transformer_train
 
@@ -218,6 +219,7 @@ def test_the_transformer_workloads_eager_step_is_checked_against_predict():
     assert "bf16" in check.what and f"{params['seq_len']} tokens" in check.what
 
 
+@pytest.mark.slow
 def test_the_decode_workloads_phases_are_checked_against_predict():
     from benchlib.workloads import get, llm_decode
 
@@ -301,6 +303,7 @@ def test_a_device_it_cannot_use_is_a_one_line_usage_error(args, says, tmp_path):
     assert not any(tmp_path.iterdir()), "nothing is written for a usage error"
 
 
+@pytest.mark.slow
 def test_a_results_folder_it_cannot_write_is_one_message_and_exit_1():
     result = CliRunner().invoke(app, ["campaign", "--device", "cpu", "--tiny", "--out", "/proc/benchlib-campaign"])
     assert result.exit_code == 1

@@ -143,6 +143,7 @@ def test_kaggle_cell_installs_and_writes_results_to_the_notebooks_output(tmp_pat
     ]
 
 
+@pytest.mark.slow
 def test_target_versions_prints_the_two_arguments_wheelhouse_takes(tmp_path):
     torch = pytest.importorskip("torch")
     bin_dir = Path(sys.executable).parent  # python3 here is this environment's, as on a GPU machine

@@ -72,6 +72,7 @@ def test_cuda_on_a_machine_without_it_is_a_usage_error(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.json"))
 
 
+@pytest.mark.slow
 def test_run_only_writes_a_valid_file_then_show_and_validate(tmp_path):
     result = runner.invoke(app, ["run", "--only", "bandwidth", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -247,3 +248,15 @@ def test_run_table_reads_well_in_a_narrow_terminal(width):
     assert skipped.index("skipped") == conv.index("ok") == header.index("status"), "the columns line up"
     assert fits(message, indented_under("training_throughput ", lines), width)
     assert fits(" ".join(f"{k}={v}" for k, v in params.items()), indented_under("conv2d ", lines), width)
+
+
+def test_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch):
+    import benchlib.cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(benchlib.cli, "app", interrupted)
+    with pytest.raises(SystemExit) as info:
+        benchlib.cli.main()
+    assert info.value.code == 130

@@ -31,6 +31,7 @@ def run_tiny(name, machine, **overrides):
     return run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
 
 
+@pytest.mark.slow
 def test_torch_and_keras_models_have_the_same_parameters():
     """Counted the same way in both: trainable weights, plus BatchNorm's moving mean and variance
     as non-trainable (Keras' non_trainable_weights; torch's float buffers, not the integer
@@ -41,6 +42,7 @@ def test_torch_and_keras_models_have_the_same_parameters():
     assert keras_counts.total == fm.keras_model(tfb.import_keras()).count_params()
 
 
+@pytest.mark.slow
 def test_both_models_map_a_batch_to_ten_class_scores():
     import torch
 
@@ -50,7 +52,10 @@ def test_both_models_map_a_batch_to_ten_class_scores():
     np.testing.assert_allclose(np.asarray(out).sum(axis=1), 1.0, rtol=1e-5)  # softmax
 
 
-@pytest.mark.parametrize("name, framework", [("cnn_fashion_mnist", "torch"), ("cnn_fashion_mnist_keras", "tensorflow")])
+@pytest.mark.parametrize(
+    "name, framework",
+    [("cnn_fashion_mnist", "torch"), pytest.param("cnn_fashion_mnist_keras", "tensorflow", marks=pytest.mark.slow)],
+)
 def test_training_reports_throughput_and_epoch_time(name, framework, machine):
     records = run_tiny(name, machine)
     assert [r.status for r in records] == ["ok", "ok"], [r.message for r in records]

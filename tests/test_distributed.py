@@ -7,7 +7,10 @@ import subprocess
 import sys
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
+from benchlib.cli.launch import launch as launch_command
 from benchlib.measure.distributed import launch
 from benchlib.measure.distributed.launch import (
     ENGINES,
@@ -363,3 +366,40 @@ def test_a_hung_worker_is_not_launched_again(tmp_path):
     with pytest.raises(WorkerFailed, match="no result after 1 s"):
         run_worker(cmd, tmp_path / "r.json", {}, 1, "hang", retries=1)
     assert tries.read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--framework", "mxnet"], "unknown framework 'mxnet'; choose one of torch, tf, jax"),
+        (["--size", "huge"], "unknown size 'huge'"),
+        (["--device", "npu"], "unknown device 'npu'"),
+        (["--backend", "mpi"], "unknown backend 'mpi'"),
+    ],
+)
+def test_launch_refuses_bad_input_by_name_before_probing(tmp_path, args, says):
+    app = typer.Typer()
+    app.command()(launch_command)
+    app.command("unused")(lambda: None)
+    result = CliRunner().invoke(app, ["launch", *args, "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert says in " ".join(result.output.split())
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_torch_workers_collectives_on_one_gloo_rank():
+    """The DDP worker's all-reduce timing (with its sum check) and replica check, in this process at world size 1."""
+    torch = pytest.importorskip("torch")
+    from benchlib.measure.distributed import torch_worker
+    from benchlib.measure.distributed.report import SIZES
+
+    dist = torch.distributed
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        size = SIZES["quick"]
+        timings = torch_worker._time_allreduce(torch, dist, "cpu", lambda: None, size)
+        assert [t.bytes for t in timings] == [int(mib * 2**20) // 4 * 4 for mib in size.allreduce_mib]
+        assert all(t.iterations == size.allreduce_iters and t.seconds > 0 for t in timings)
+        assert torch_worker._replicas_in_sync(torch, dist, torch.nn.Linear(4, 2))
+    finally:
+        dist.destroy_process_group()

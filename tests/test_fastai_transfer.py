@@ -39,6 +39,7 @@ def test_images_are_named_like_oxford_pets_and_balanced(tmp_path):
         assert img.size == (40, 32) and img.mode == "RGB"
 
 
+@pytest.mark.slow
 def test_fp32_epoch_time_and_fp16_skipped_on_cpu(machine):
     records = run_tiny(machine)
     by = {r.dtype: r for r in records}
@@ -55,6 +56,7 @@ def test_fp32_epoch_time_and_fp16_skipped_on_cpu(machine):
     assert fp16.status == "skipped" and "to_fp16 needs CUDA" in fp16.message
 
 
+@pytest.mark.slow
 def test_oom_at_one_batch_size_keeps_the_sweep_going(machine, monkeypatch):
     from fastai.learner import Learner
 
@@ -71,6 +73,7 @@ def test_oom_at_one_batch_size_keeps_the_sweep_going(machine, monkeypatch):
     assert "out of memory at batch size 16" in records[1].message
 
 
+@pytest.mark.slow
 def test_unknown_arch_fails_naming_it(machine):
     [record] = run_tiny(machine, arch="resnet9000")
     assert record.status == "error" and "resnet9000" in record.message

@@ -14,6 +14,7 @@ from benchlib.cli.fit import fit
 from benchlib.core.units import GIB
 from benchlib.predict.llm_memory import DEPTHS, LLMPredictor, StepTracer, make_setup
 from benchlib.predict.memory import memory_limit
+from benchlib.predict.published_memory import Comparison, median_abs_error, published_rows
 from benchlib.predict.quantized import storage_bytes
 
 LAYERS = 6
@@ -53,7 +54,19 @@ SETUPS = {
 }
 
 
-@pytest.mark.parametrize("name", SETUPS)
+# The trainings' traces (backward and optimizer step at two depths and full depth) take seconds each.
+SLOW_SETUPS = {
+    "train fp32 + bf16 autocast",
+    "train pure bf16",
+    "lora",
+    "lora q,v with checkpointing",
+    "qlora",
+    "qlora 8-bit paged optimizer",
+    "lora int8",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SETUPS else n for n in SETUPS])
 def test_the_extrapolation_from_two_depths_equals_a_full_depth_trace(name):
     setup = SETUPS[name]
     model = tiny_llama()
@@ -95,6 +108,7 @@ def test_weights_are_the_parameters_in_their_storage():
     assert nf4["weights"] == quantized + 2 * (params - LAYERS * sum(o * i for o, i in linears)) + rotary
 
 
+@pytest.mark.slow
 def test_nf4_storage_is_what_bitsandbytes_keeps():
     import torch
     from bitsandbytes.functional import quantize_4bit
@@ -110,12 +124,14 @@ def test_nf4_storage_is_what_bitsandbytes_keeps():
         assert sum(storage_bytes(256, 192, "nf4", double_quant).values()) == kept
 
 
+@pytest.mark.slow
 def test_modes_rank_as_their_memory_should():
     model = resolve_model("llama-3.2-1b")
     peaks = {mode: LLMPredictor(model, make_setup(mode, seq_len=256)).peak(1) for mode in ("train", "lora", "qlora")}
     assert peaks["qlora"] < peaks["lora"] < peaks["train"]
 
 
+@pytest.mark.slow
 def test_checkpointing_trades_activations_for_recompute():
     model = tiny_llama()
     plain = LLMPredictor(model, make_setup("lora", batch=4, seq_len=256)).breakdown(4)
@@ -124,6 +140,7 @@ def test_checkpointing_trades_activations_for_recompute():
     assert checkpointed["weights"] == plain["weights"]
 
 
+@pytest.mark.slow
 def test_predictions_answer_fits_and_the_largest_batch_or_context():
     model = tiny_llama()
     device = memory_limit(8 * 1024**2)
@@ -135,6 +152,7 @@ def test_predictions_answer_fits_and_the_largest_batch_or_context():
     assert not over.fits
 
 
+@pytest.mark.slow
 def test_traces_are_cached_on_disk_and_reused(tmp_path, monkeypatch):
     model, setup = tiny_llama(), make_setup("qlora", batch=2, seq_len=32)
     first = LLMPredictor(model, setup, tmp_path).breakdown(2)
@@ -197,6 +215,7 @@ def invoke(*args: str):
     return CliRunner().invoke(command(), ["fit", *args])
 
 
+@pytest.mark.slow
 def test_fit_answers_for_a_shipped_model_as_json():
     result = invoke("--model", "qwen2.5-0.5b", "--mode", "qlora", "--gpu", "T4", "--seq-len", "512", "--json")
     assert result.exit_code == 0, result.output
@@ -243,6 +262,7 @@ def test_fit_reads_a_config_json(tmp_path):
     assert "extrapolated per layer to 6" in answer["method"] and answer["largest_context"] == 1024
 
 
+@pytest.mark.slow
 def test_fit_builds_a_model_from_a_factory(tmp_path, monkeypatch):
     (tmp_path / "my_models.py").write_text(
         textwrap.dedent("""
@@ -333,6 +353,7 @@ def test_tied_embeddings_are_counted_once_as_from_pretrained_ties_them():
     assert weights == 2 * params + buffers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("config", "mode"),
     [
@@ -378,3 +399,14 @@ def test_masked_lms_and_classifiers_are_built_with_the_class_their_config_names(
     assert LLMPredictor(model, setup).breakdown(2) == max(
         StepTracer(model, setup, None).peak(2).values(), key=lambda kinds: kinds["total"]
     )
+
+
+def test_each_published_memory_row_is_compared_or_says_why_not_and_the_median_skips_the_rest():
+    rows = published_rows()
+    assert len(rows) >= 10
+    for row in rows:
+        assert row.measured_bytes > 0 and row.source["url"].startswith("https://")
+        if row.excluded() is None:
+            assert row.setup().mode == row.row["mode"]
+    compared = [Comparison(rows[0], rows[0].measured_bytes * 1.1, None), Comparison(rows[1], None, "left out")]
+    assert median_abs_error(compared) == pytest.approx(0.1)

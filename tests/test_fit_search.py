@@ -119,6 +119,7 @@ def request(batch: int, limit: int | None) -> TrialRequest:
     return TrialRequest(model="bert_base", size="small", batch=batch, steps=1, memory_limit=limit)
 
 
+@pytest.mark.slow
 def test_an_oom_under_the_cap_does_not_poison_the_next_trial():
     # The small BERT needs about 9 MiB at batch 8 and about 50 MiB at batch 64 (measured).
     cap = 24 * MIB
@@ -134,6 +135,7 @@ def test_an_oom_under_the_cap_does_not_poison_the_next_trial():
     assert abs(after.peak_bytes - before.peak_bytes) < 0.25 * before.peak_bytes
 
 
+@pytest.mark.slow
 def test_peak_memory_grows_with_the_batch_and_is_reported_without_a_cap():
     small, large = isolated_trial(request(4, None)), isolated_trial(request(32, None))
     assert small.status == large.status == "ok"

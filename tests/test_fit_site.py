@@ -137,6 +137,7 @@ def test_recommendation_tables_use_the_predictions_and_dated_prices(frame):
     assert cheapest_t4.provider in rent and cheapest_t4.as_of in rent
 
 
+@pytest.mark.slow
 def test_lambda_throughput_figure_has_chart_fallback_table_and_source():
     html = blocks.resnet50_throughput()
     reported = load_results(sorted(reported_dir().glob("lambda-dlbench-*.json")))

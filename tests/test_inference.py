@@ -24,6 +24,7 @@ def run_tiny(name, machine, **overrides):
     return run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, framework", [("inference", "torch"), ("inference_keras", "tensorflow")])
 def test_throughput_and_latency_per_batch(name, framework, machine):
     records = run_tiny(name, machine)

@@ -30,6 +30,7 @@ def test_native_stderr_is_filtered_while_the_block_runs(capfd):
     assert capfd.readouterr().err == NOT_NOISE + "after\n"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="needs TensorFlow")
 def test_importing_tensorflow_through_benchlib_prints_nothing():
     env = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL",)}

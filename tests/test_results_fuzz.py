@@ -312,6 +312,7 @@ def test_random_bytes_never_crash_the_loader(tmp_path, blob):
     assert not loads_or_rejects(write(tmp_path, blob))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(value=JSON_VALUES)
 def test_arbitrary_json_is_rejected_by_name(tmp_path, value):
@@ -369,6 +370,7 @@ def odd_but_valid(draw: st.DrawFn) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 @BUILD
 @given(data=odd_but_valid())
 def test_the_build_handles_whatever_validates(tmp_path, data):

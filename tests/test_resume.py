@@ -286,6 +286,7 @@ def test_resume_removes_temp_files_a_killed_write_left(tmp_path, machine, fakes)
     assert not stale.exists() and read_results(path).complete
 
 
+@pytest.mark.slow
 def test_cli_kill_then_resume_folder(tmp_path):
     """End to end through `benchlib run` and `benchlib run --resume OUT` (the folder form)."""
     env = ENV | {"PYTHONUNBUFFERED": "1"}
@@ -416,6 +417,7 @@ def interruptible() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_run_keeps_the_file_and_says_how_to_resume(tmp_path):
     env = ENV | {"PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(

@@ -83,6 +83,7 @@ def test_gpu_request_that_ran_on_cpu_is_an_error():
     assert "asked for cuda but the work ran on cpu" in checked.message
 
 
+@pytest.mark.slow
 def test_run_killed_midway_leaves_a_valid_file(tmp_path):
     """SIGKILL after the first workload finished: the file is valid and keeps what finished."""
     proc = subprocess.Popen(
@@ -121,6 +122,7 @@ def test_run_killed_midway_leaves_a_valid_file(tmp_path):
 # Isolation: each workload in its own process (tests/benchlib_test_workloads.py has the crashers).
 
 
+@pytest.mark.slow
 def test_a_workload_that_kills_its_interpreter_is_an_error_and_the_run_goes_on(tmp_path, machine, tiny):
     from benchlib.measure.runner import select_workloads
 
@@ -197,6 +199,7 @@ def test_plausibility_applies_to_new_measurements(machine):
     assert gpu_named.status == "invalid" and "names the GPU 'Tesla T4'" in gpu_named.message
 
 
+@pytest.mark.slow
 def test_cli_run_budget_skips_and_reports_resume(tmp_path):
     env = os.environ | {
         "PYTHONPATH": str(Path(__file__).parent),
@@ -246,6 +249,7 @@ def test_framework_noise_from_a_child_is_not_shown_but_its_own_output_is(tmp_pat
     assert shown == [tiny.NOT_NOISE]
 
 
+@pytest.mark.slow
 def test_spawned_children_as_on_macos_and_windows(tmp_path, machine, tiny, monkeypatch):
     from benchlib.measure.isolation import default_start_method
     from benchlib.measure.runner import select_workloads

@@ -78,6 +78,7 @@ def test_without_a_usable_reference_the_runs_are_compared_with_one_of_them(machi
     assert score_spread.yardstick([(Path("a.json"), partial, 1.0)])[0] is None
 
 
+@pytest.mark.slow
 def test_the_script_runs_a_suite_several_times(tmp_path):
     env = os.environ | {
         "BENCHLIB_WORKLOAD_MODULES": "benchlib_test_workloads",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from benchlib.core.cache import CACHE_ENV
 from benchlib.results.schema import FAILED_STATUSES
 from benchlib.results.store import read_results, validate_paths
 
@@ -27,7 +28,10 @@ pytestmark = pytest.mark.slow
 
 
 def reader_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHLIB_")}
+    # benchlib's settings are the reader's defaults, except the cache: this session's own folder
+    # (tests/conftest.py), so the snippets neither read nor write the user's, and the measured
+    # build reuses the measurement the session's shared build made of this machine, if it made one.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHLIB_") or k == CACHE_ENV}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["NO_MKDOCS_2_WARNING"] = "1"
     return env | extra

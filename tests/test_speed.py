@@ -137,6 +137,7 @@ def test_each_op_takes_the_slower_of_its_compute_and_its_memory():
 # ----------------------------------------------------------------------------- predictions
 
 
+@pytest.mark.slow
 def test_resnet50_training_is_faster_on_a_faster_gpu_and_with_mixed_precision():
     t4 = predict_speed(get_model("resnet50"), find_gpu("T4"), mode="train", dtype="fp16", batch=32)
     a100 = predict_speed(get_model("resnet50"), find_gpu("A100 80GB SXM"), mode="train", dtype="fp16", batch=32)
@@ -210,6 +211,7 @@ def test_the_halves_alternate_and_do_not_overlap():
     assert half == {"A": "calibration", "B": "held out", "C": "calibration", "D": "held out"}
 
 
+@pytest.mark.slow
 def test_lambdas_resnet50_rows_are_predicted_within_the_target_on_both_halves():
     rows, not_compared = compare()
     assert {r.half for r in rows} == {"calibration", "held out"}
@@ -218,5 +220,6 @@ def test_lambdas_resnet50_rows_are_predicted_within_the_target_on_both_halves():
     assert any("2020" in n.what and n.rows > 0 for n in not_compared)
 
 
+@pytest.mark.slow
 def test_the_bandwidth_fraction_is_the_one_the_calibration_half_picks():
     assert fit_memory_efficiency() == MEMORY_EFFICIENCY

@@ -157,6 +157,7 @@ def build(request: pytest.FixtureRequest) -> tuple[date, dict[str, list[str]]]:
     return request.param, render_all(request.param)
 
 
+@pytest.mark.slow
 def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(build) -> None:
     today, rendered = build
     checked, wrong = 0, []
@@ -173,6 +174,7 @@ def test_every_dated_figure_is_marked_exactly_when_older_than_twelve_months(buil
     assert any(marked for _, marked in figures) and not all(marked for _, marked in figures)
 
 
+@pytest.mark.slow
 def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) -> None:
     _, rendered = build
     for name in (
@@ -194,6 +196,7 @@ def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) 
         assert any(dated_figures(html) for html in rendered[name]), name
 
 
+@pytest.mark.slow
 def test_the_buying_guide_marks_lambdas_2024_throughput_only_once_it_is_a_year_old(build) -> None:
     today, rendered = build
     lambda_2024 = [

@@ -18,6 +18,8 @@ def test_missing_tensorflow_is_framework_missing(monkeypatch):
         tfb.import_tf()
 
 
+# The tests that import TensorFlow (about 25 s of CPU here) carry slow, so the fast run never imports it.
+@pytest.mark.slow
 def test_memory_growth_is_set_on_every_gpu_before_use(monkeypatch):
     tf = tfb.import_tf()
     calls = []
@@ -30,6 +32,7 @@ def test_memory_growth_is_set_on_every_gpu_before_use(monkeypatch):
     assert len(calls) == 2, "memory growth is configured once per process"
 
 
+@pytest.mark.slow
 def test_memory_growth_after_tf_initialised_does_not_fail(monkeypatch):
     tf = tfb.import_tf()
     monkeypatch.setattr(tfb, "_configured", False)
@@ -42,6 +45,7 @@ def test_memory_growth_after_tf_initialised_does_not_fail(monkeypatch):
     assert tfb.import_tf() is tf
 
 
+@pytest.mark.slow
 def test_log_level_hides_info_and_warnings_but_not_errors(monkeypatch):
     monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
     tfb.import_tf()
@@ -51,6 +55,7 @@ def test_log_level_hides_info_and_warnings_but_not_errors(monkeypatch):
     assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0", "the user's choice wins"
 
 
+@pytest.mark.slow
 def test_cpu_resolves_and_a_missing_gpu_is_unavailable(monkeypatch):
     tf = tfb.import_tf()
     assert tfb.resolve_device("cpu") == ("/CPU:0", "cpu")
@@ -59,12 +64,14 @@ def test_cpu_resolves_and_a_missing_gpu_is_unavailable(monkeypatch):
         tfb.resolve_device("cuda")
 
 
+@pytest.mark.slow
 def test_cpu_device_name_is_the_probed_model():
     assert tfb.device_name("/CPU:0", "Test CPU") == "Test CPU"
     assert tfb.compute_capability("/CPU:0") is None
     assert tfb.mixed_precision_dtypes("/CPU:0") == ["bf16"]
 
 
+@pytest.mark.slow
 def test_fetch_returns_host_values():
     tf = tfb.import_tf()
     out = tfb.fetch({"loss": tf.constant(2.0), "pair": (tf.constant([1, 2]), 3)})
@@ -72,6 +79,7 @@ def test_fetch_returns_host_values():
     assert isinstance(out["pair"][0], np.ndarray) and out["pair"][1] == 3
 
 
+@pytest.mark.slow
 def test_oom_is_recognised():
     tf = tfb.import_tf()
     assert tfb.is_oom(tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor with shape[1024,64]"))
@@ -85,6 +93,7 @@ def test_is_oom_never_imports_tensorflow(monkeypatch):
     assert "tensorflow" not in sys.modules
 
 
+@pytest.mark.slow
 def test_torchvision_still_imports_after_tensorflow():
     """TF and triton (under torchvision) both bundle LLVM; TF first used to abort the process."""
     import subprocess

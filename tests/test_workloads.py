@@ -1,5 +1,7 @@
 """Every workload on the CPU, at its quick size, returns sane, well-formed measurements."""
 
+import dataclasses
+
 import pytest
 
 from benchlib.measure.runner import run_workload
@@ -24,7 +26,7 @@ def test_unknown_workload_names_it_and_lists_known():
     assert "matmul" in str(info.value).split("known workloads:")[1]
 
 
-@pytest.mark.parametrize("name", CORE)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "matmul" else n for n in CORE])
 def test_workload_runs_on_cpu(name, machine):
     w = get(name)
     records = run_workload(w, RunContext(device="cpu", machine=machine, size="quick"), "cpu")
@@ -39,6 +41,7 @@ def test_workload_runs_on_cpu(name, machine):
         assert r.metric == w.metric
 
 
+@pytest.mark.slow
 def test_matmul_reports_fp32_and_bf16_on_cpu(machine):
     records = run_workload(get("matmul"), RunContext(device="cpu", machine=machine), "cpu")
     assert {r.dtype for r in records} == {"fp32", "bf16"}
@@ -49,3 +52,13 @@ def test_conv2d_scale_one_is_the_seeds_operation():
     assert shape_for(1.0) == SEED_SHAPE
     small = shape_for(0.125)
     assert (small["batch"], small["side"], small["filters"], small["kernel"]) == (16, 32, 256, 5)
+
+
+def test_matmul_measures_each_cpu_dtype_at_a_tiny_size(machine):
+    """The quick size's run at one small shape: the fast run's check of the matmul workload."""
+    tiny = {"sizes": [128], "timer": {"warmup_s": 0.0, "max_time_s": 0.1}}
+    records = run_workload(
+        dataclasses.replace(get("matmul"), sizes={"quick": tiny}), RunContext(device="cpu", machine=machine), "cpu"
+    )
+    assert {r.dtype for r in records} == {"fp32", "bf16"}
+    assert all(r.status == "ok" and r.value > 0 and r.params["n"] == 128 for r in records), records

@@ -1,7 +1,7 @@
 """Hostile strings in results files are data, never markup: nothing they carry runs in the browser.
 
-The site is built (by MkDocs and by Zensical, as in conftest) from results files whose every
-free-text field carries a payload: ``<script>``, ``<img onerror>``, ``<svg onload>``, a markdown
+The shared site (tests/conftest.py, built by MkDocs and by Zensical) is built from results that
+include files (site_samples.hostile_files) whose every free-text field carries a payload: ``<script>``, ``<img onerror>``, ``<svg onload>``, a markdown
 link and ``javascript:`` URLs, as machine label and id, device name, dtype, params, message,
 software versions and a reported source's URL and context. Each payload would set
 ``window.__pwned`` or open an ``alert``. Every page is visited, every chart drawn and hovered for
@@ -11,123 +11,23 @@ up as visible text.
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
 from urllib.parse import urljoin
 from xml.etree import ElementTree
 
 import pytest
+from site_samples import IMG, MARKDOWN, SCRIPT, hostile_files
 
-from benchlib.results.schema import (
-    Accelerators,
-    GPUInfo,
-    Machine,
-    MeasurementRecord,
-    Metric,
-    PlatformInfo,
-    Provenance,
-    ResultsFile,
-    Software,
-    Stats,
-)
 from benchlib.results.store import read_results, write_results
 
 pytestmark = pytest.mark.browser
 
 CHART_TIMEOUT_MS = 15_000
 
-SCRIPT = "<script>window.__pwned='script';alert('script')</script>"
-IMG = "<img src=x onerror=\"window.__pwned='img';alert('img')\">"
-SVG = "\"><svg onload=\"window.__pwned='svg';alert('svg')\">"
-CLOSE = "</script><script>window.__pwned='close';alert('close')</script><!--"
-MARKDOWN = "[click me](javascript:window.__pwned='md';alert('md'))"
-JS_URL = "javascript:window.__pwned='url';alert('url')"
-PAYLOADS = (SCRIPT, IMG, SVG, CLOSE, MARKDOWN)
 
-TFLOPS = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
-MS = Metric(name="time", unit="ms", higher_is_better=False)
-GBPS = Metric(name="bandwidth", unit="GB/s", higher_is_better=True)
-CREATED = datetime(2026, 11, 1, tzinfo=timezone.utc)
-
-
-def stats(median: float) -> Stats:
-    return Stats(median=median, iqr=median / 50, mean=median, min=median, max=median, n=7, noisy=False)
-
-
-def hostile_files() -> dict[str, ResultsFile]:
-    """Relative path -> results file: a measured GPU run and three reported sources, all hostile."""
-    gpu_name = f"GPU {SCRIPT}"
-    machine = Machine(
-        id=f"local-{SVG}",
-        label=f"Rig {IMG}",
-        platform=PlatformInfo(name="local", variant=SCRIPT),
-        accelerators=Accelerators(nvidia=[GPUInfo(index=0, name=gpu_name)]),
-        software=Software(python=SCRIPT, torch=IMG, benchlib=CLOSE),
-    )
-
-    def rec(workload: str, metric: Metric, value: float | None, **kw: object) -> MeasurementRecord:
-        kw.setdefault("stats", stats(1e-3) if value is not None else None)
-        return MeasurementRecord(
-            workload=workload, framework="torch", device="cuda", device_name=gpu_name, metric=metric, value=value, **kw
-        )
-
-    measured = ResultsFile(
-        run_id=f"run-{MARKDOWN}",
-        created=CREATED,
-        benchlib_version=IMG,
-        methodology_version=SVG,
-        suite=SCRIPT,
-        complete=True,
-        machine=machine,
-        measurements=[
-            rec("matmul", TFLOPS, 10.0, dtype=f"fp16 {IMG}", params={"n": 1024}),
-            rec("matmul", TFLOPS, 12.0, dtype=MARKDOWN, params={"n": 1024}),
-            rec("matmul", TFLOPS, 99.0, dtype="fp32", peak=8.0, status="invalid", message=f"too fast {SCRIPT}"),
-            rec("conv2d", MS, 3.0, dtype="fp32", params={"batch": SCRIPT, "side": IMG}),
-            rec("conv2d", MS, None, status="error", message=f"conv2d raised {IMG} {CLOSE}"),
-            rec("bandwidth", GBPS, 200.0, dtype="uint8", params={"direction": SVG, "mib": 64}),
-            rec("bandwidth", GBPS, None, status="skipped", message=MARKDOWN),
-        ],
-    )
-
-    def reported(name: str, url: str) -> ResultsFile:
-        return ResultsFile(
-            run_id=f"reported-{name}",
-            created=CREATED,
-            benchlib_version="0.1.0",
-            methodology_version="reported",
-            complete=True,
-            machine=Machine(id=f"reported-{name}", label=f"Old {name} {SCRIPT}"),
-            provenance=Provenance(
-                kind="reported", source_url=url, as_of=date(2020, 1, 1), context=f"context {IMG} {MARKDOWN}"
-            ),
-            measurements=[
-                MeasurementRecord(
-                    workload="matmul",
-                    framework="torch",
-                    device="cuda",
-                    device_name=f"Old {name} {SVG}",
-                    dtype="fp16",
-                    metric=TFLOPS,
-                    value=4.0,
-                )
-            ],
-        )
-
-    return {
-        "hostile/measured.json": measured,
-        "reported/js-url.json": reported("a", JS_URL),
-        "reported/mixed-case-js.json": reported("b", " JaVaScRiPt:window.__pwned='case';alert('case')"),
-        "reported/quote-break.json": reported("c", f"https://example.org/\"{SCRIPT}<a href='{JS_URL}'>"),
-    }
-
-
-@pytest.fixture(scope="module")
-def hostile_site(builder, serve_build, tmp_path_factory) -> str:
-    """The site built from the hostile results only (no build-machine measurement), served on 127.0.0.1."""
-    results = tmp_path_factory.mktemp("hostile-results")
-    for rel, data in hostile_files().items():
-        write_results(data, results / rel)
-    return serve_build(builder, results, measure="0")
+@pytest.fixture
+def hostile_site(site_url) -> str:
+    """The shared build (tests/conftest.py), whose results include the hostile files."""
+    return site_url
 
 
 def test_the_hostile_files_are_valid_results(tmp_path):
@@ -153,12 +53,21 @@ def draw_charts(page) -> int:
 
 
 def hover_every_mark(page) -> int:
-    """Bring up each bar's tooltip, where vega-embed renders data values as HTML if unescaped."""
+    """Bring up each bar's tooltip, where vega-embed renders data values as HTML if unescaped.
+
+    Returns how many were hovered: every bar a pointer can land on (one drawn less than a pixel
+    wide beside a far longer one can't be pointed at, by a reader or by Playwright).
+    """
     marks = page.locator(".bench-chart__view svg [role='graphics-symbol']")
+    hovered = 0
     for i in range(marks.count()):
+        box = marks.nth(i).bounding_box()
+        if not box or box["width"] < 1 or box["height"] < 1:
+            continue
         marks.nth(i).hover(force=True)
         page.wait_for_timeout(30)
-    return marks.count()
+        hovered += 1
+    return hovered
 
 
 INJECTED = """() => {

@@ -52,12 +52,14 @@ def test_ddp_script_trains_on_two_processes_through_torchrun(tmp_path: Path) -> 
     assert not any(key.startswith("module.") for key in state) and "7.weight" in state
 
 
+@pytest.mark.slow
 def test_data_parallel_without_gpus_runs_the_plain_model(run_snippet: RunSnippet) -> None:
     pytest.importorskip("torch")
     out = run_snippet("multi_gpu/data_parallel.py").stdout
     assert out.strip() == "0 GPU(s), Sequential: output (256, 10) on cpu"
 
 
+@pytest.mark.slow
 def test_data_parallel_wraps_the_model_when_there_are_two_gpus(run_snippet: RunSnippet, tmp_path: Path) -> None:
     pytest.importorskip("torch")
     fake = tmp_path / "two-gpus"
@@ -76,6 +78,7 @@ def test_keras_mirrored_strategy_trains_with_one_cpu_replica(run_snippet: RunSni
     assert re.search(r"^32/32 - .* - loss: [\d.]+$", out, re.M), out  # 4096 samples / batch 128, one epoch
 
 
+@pytest.mark.slow
 def test_jax_data_parallel_splits_the_batch_over_eight_devices(run_snippet: RunSnippet) -> None:
     pytest.importorskip("jax")
     eight = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}

@@ -96,6 +96,7 @@ def test_drive_checkpoint_survives_sigkill_and_resumes(run_snippet: RunSnippet, 
     assert events.count("mount") == 5 and events[-1] == "flush_and_unmount"
 
 
+@pytest.mark.slow
 def test_drive_checkpoint_also_saves_by_time(run_snippet: RunSnippet, tmp_path: Path) -> None:
     env = {
         **_drive_env(tmp_path, "drive"),
@@ -108,6 +109,7 @@ def test_drive_checkpoint_also_saves_by_time(run_snippet: RunSnippet, tmp_path: 
     assert saved[-1] == 60 and len(saved) > 1, out  # timed saves before the final one
 
 
+@pytest.mark.slow
 def test_drive_checkpoint_rerun_after_the_end_only_reports(run_snippet: RunSnippet, tmp_path: Path) -> None:
     env = {**_drive_env(tmp_path, "drive"), "TOTAL_STEPS": "20"}
     run_snippet("drive_checkpoint.py", fakes=["colab"], env=env)
@@ -130,6 +132,7 @@ def test_drive_copy_data_unpacks_on_local_disk(run_snippet: RunSnippet, tmp_path
     assert not (local / "my-dataset.zip").exists()  # the copied archive is removed after unpacking
 
 
+@pytest.mark.slow
 def test_kaggle_persist_continues_from_the_previous_version(run_snippet: RunSnippet, tmp_path: Path) -> None:
     first, second = tmp_path / "session1" / "working", tmp_path / "session2" / "working"
     first.mkdir(parents=True)

@@ -46,12 +46,14 @@ def small_shm_available(tmp_path: Path) -> None:
         pytest.skip(f"cannot mount a private /dev/shm here: {probe.stderr.strip()}")
 
 
+@pytest.mark.slow
 def test_the_stand_in_reproduces_the_kaggle_failure(small_shm_available: None, tmp_path: Path) -> None:
     result = _small_shm([sys.executable, "-c", NAIVE], tmp_path, {})
     assert result.returncode != 0
     assert re.search(r"Bus error|No space left on device|shared memory", result.stderr), result.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_big_batches_load_in_the_main_process(small_shm_available: None, tmp_path: Path) -> None:
     result = _small_shm(python_command("dataloader_shm.py"), tmp_path, {"NUM_IMAGES": "256"})
     assert result.returncode == 0, result.stderr[-2000:]
@@ -59,6 +61,7 @@ def test_big_batches_load_in_the_main_process(small_shm_available: None, tmp_pat
     assert "loaded 256 images" in result.stdout
 
 
+@pytest.mark.slow
 def test_small_batches_get_workers_back(small_shm_available: None, tmp_path: Path) -> None:
     result = _small_shm(python_command("dataloader_shm.py"), tmp_path, {"NUM_IMAGES": "256", "BATCH_SIZE": "8"})
     assert result.returncode == 0, result.stderr[-2000:]

@@ -7,9 +7,11 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from snippet_runner import SNIPPETS, RunSnippet
 
 
+@pytest.mark.slow
 def test_check_gpu_says_how_to_get_one_when_there_is_none(run_snippet: RunSnippet, no_gpu_path: str) -> None:
     out = run_snippet("check_gpu.py", env={"PATH": no_gpu_path}).stdout
     assert "No NVIDIA GPU visible" in out
@@ -17,6 +19,7 @@ def test_check_gpu_says_how_to_get_one_when_there_is_none(run_snippet: RunSnippe
     assert re.search(r"^PyTorch \S+: CUDA available = (True|False)$", out, re.M)
 
 
+@pytest.mark.slow
 def test_check_gpu_reports_a_t4_in_mib_and_gb_and_no_bfloat16(run_snippet: RunSnippet, fake_gpu_bin: Path) -> None:
     out = run_snippet("check_gpu.py", env={"PATH": f"{fake_gpu_bin}{os.pathsep}{os.environ['PATH']}"}).stdout
     # 15360 MiB is 15360 * 2**20 bytes = 16.1 GB: the "16 GB" card in nvidia-smi's MiB.
@@ -24,12 +27,14 @@ def test_check_gpu_reports_a_t4_in_mib_and_gb_and_no_bfloat16(run_snippet: RunSn
     assert "bfloat16 in hardware: no, use float16" in out
 
 
+@pytest.mark.slow
 def test_check_gpu_lists_both_kaggle_t4s(run_snippet: RunSnippet, fake_gpu_bin: Path) -> None:
     env = {"PATH": f"{fake_gpu_bin}{os.pathsep}{os.environ['PATH']}", "FAKE_GPU_COUNT": "2"}
     out = run_snippet("check_gpu.py", env=env).stdout
     assert "GPU 0: Tesla T4" in out and "GPU 1: Tesla T4" in out
 
 
+@pytest.mark.slow
 def test_check_gpu_copes_with_a_driver_without_compute_cap(run_snippet: RunSnippet, fake_gpu_bin: Path) -> None:
     env = {"PATH": f"{fake_gpu_bin}{os.pathsep}{os.environ['PATH']}", "FAKE_NVSMI_OLD": "1"}
     out = run_snippet("check_gpu.py", env=env).stdout

@@ -8,6 +8,7 @@ import pytest
 from snippet_runner import RunSnippet
 
 
+@pytest.mark.slow
 def test_torch_autocast_picks_bfloat16_without_scaler_on_cpu_and_learns(run_snippet: RunSnippet) -> None:
     out = run_snippet("mixed_precision_torch.py", env={"STEPS": "40", "BATCH_SIZE": "128"}).stdout
     assert "device cpu, autocast dtype torch.bfloat16, GradScaler off" in out

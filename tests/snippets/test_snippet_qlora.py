@@ -23,6 +23,8 @@ import pytest
 from safetensors import safe_open
 from snippet_runner import SNIPPETS, snippet_env
 
+pytestmark = pytest.mark.slow  # the module's one run of the snippet takes most of a minute
+
 SNIPPET = SNIPPETS / "qlora_finetune.py"
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 TINY = {

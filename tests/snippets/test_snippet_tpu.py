@@ -8,6 +8,7 @@ import pytest
 from snippet_runner import RunSnippet
 
 
+@pytest.mark.slow
 def test_check_tpu_on_a_cpu_machine_says_no_tpu(run_snippet: RunSnippet) -> None:
     pytest.importorskip("jax")
     out = run_snippet("check_tpu.py").stdout
@@ -37,6 +38,7 @@ def test_tpu_jax_runs_on_a_colab_v5e_1(run_snippet: RunSnippet) -> None:
     assert "WARNING" not in out
 
 
+@pytest.mark.slow
 def test_tpu_jax_warns_when_it_silently_runs_on_the_cpu(run_snippet: RunSnippet) -> None:
     pytest.importorskip("jax")
     out = run_snippet("tpu_jax.py", env={"MATRIX_SIZE": "256"}).stdout
@@ -44,6 +46,7 @@ def test_tpu_jax_warns_when_it_silently_runs_on_the_cpu(run_snippet: RunSnippet)
     assert "result lives on: cpu:0" in out
 
 
+@pytest.mark.slow
 def test_tpu_pytorch_xla_syncs_on_eight_chips(run_snippet: RunSnippet, tmp_path: Path) -> None:
     log = tmp_path / "xla.log"
     out = run_snippet("tpu_pytorch_xla.py", fakes=["tpu"], env={"FAKE_XLA_LOG": str(log), "MATRIX_SIZE": "128"}).stdout
