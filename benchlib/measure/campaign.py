@@ -8,8 +8,9 @@ A campaign is a list of steps, each writing ordinary results files into the resu
 4. the longer matmul sweep (``full``; ``--tiny``: standard), next to the suite's.
 
 Each step has an expected duration; a step that would end after the budget is not started and is
-listed as skipped, by the same rule as `benchlib run --budget` (`benchlib.measure.budget.TimeBudget`). The checks (`checks`) are derived afterwards from the files alone, so the
-table can be rebuilt from a campaign's folder at any time.
+listed as skipped, by the rule `benchlib run --budget` follows too (`benchlib.measure.budget`).
+The checks (`checks`) are derived afterwards from the files alone, so the table can be rebuilt
+from a campaign's folder at any time.
 """
 
 from __future__ import annotations
