@@ -75,6 +75,17 @@ def test_a_sweep_that_does_not_divide_the_tokens_names_the_shape():
         sweep({"tokens": 256, "model_dim": 64, "seq_lens": [96], "head_dims": [64]})
 
 
+def test_a_cpu_sweeps_the_standard_shapes_per_head_on_32_times_fewer_heads_and_sequences():
+    """The CPU's standard size (`attention.CPU_STANDARD`): the same attention per head, less of it."""
+    w = get("attention")
+    gpu, cpu = w.params("standard"), w.params("standard", "cpu")
+    assert [s.key for s in sweep(cpu)] == [s.key for s in sweep(gpu)]
+    assert cpu["backends"] == gpu["backends"] and cpu["timer"] == gpu["timer"]
+    heads = {key: sum(s.batch_size * s.heads for s in sweep(p)) for key, p in (("gpu", gpu), ("cpu", cpu))}
+    assert heads["gpu"] == 32 * heads["cpu"]
+    assert w.params("standard", "cuda") == gpu
+
+
 def test_each_pass_has_its_chart_with_a_bar_per_backend_and_mask(records):
     forward = plotted(records, "attention_forward")
     assert set(forward) == {

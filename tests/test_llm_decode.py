@@ -81,6 +81,16 @@ def test_every_timed_decode_loop_generates_what_generate_would():
     assert torch.equal(again, last)
 
 
+def test_a_cpu_decodes_the_standard_model_from_a_shorter_prompt():
+    """The CPU's standard size (`llm_decode.CPU_STANDARD`): the same weights to read per token."""
+    w = get("llm_decode")
+    gpu, cpu = w.params("standard"), w.params("standard", "cpu")
+    assert cpu["model"] == gpu["model"] and cpu["batches"] == gpu["batches"]
+    assert cpu["prompt_len"] < gpu["prompt_len"] and cpu["new_tokens"] < gpu["new_tokens"]
+    assert cpu["timer"]["min_samples"] < gpu["timer"]["min_samples"]
+    assert w.params("standard", "cuda") == gpu
+
+
 def test_missing_transformers_skips_it_and_says_how_to_install(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "transformers" else real(n, *a))

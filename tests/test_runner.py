@@ -231,6 +231,10 @@ def test_cli_run_budget_skips_and_reports_resume(tmp_path):
     by_name = {m.workload: m for m in saved.measurements}
     assert by_name["tiny-slow"].skip_reason == "budget" and by_name["tiny-1"].status == "skipped"
     assert "skipped for the budget" in done.stderr and f"--resume {path}" in " ".join(done.stderr.split())
+    # Before it starts, the run says what it expects: 3 s and 0.05 s of sleep, 5 s start-up each.
+    said = " ".join(done.stderr.split())
+    assert "expected: about 13 s for 2 workload(s) (2 from benchlib's timings on a 2-core CPU)" in said
+    assert "more than the --budget, so what would end after it is skipped" in said
 
 
 def test_framework_noise_from_a_child_is_not_shown_but_its_own_output_is(tmp_path, machine, tiny):

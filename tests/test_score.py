@@ -109,6 +109,8 @@ def test_score_tests_use_the_standard_suite_parameters():
         # Each test is declared by the workload whose records it scores.
         [w] = [w for w in workloads if w.framework == t.framework and w.name == t.workload]
         p = w.params("standard")
+        # The reference machine is a CPU: a scored workload runs the same params there as anywhere.
+        assert w.params("standard", "cpu") == p, t.key
         for key, value in t.params.items():
             if key == "model":
                 assert value in p["models"], t.key

@@ -84,6 +84,15 @@ def test_the_chart_has_a_bar_per_model_precision_and_mode(records):
     assert list(rows[rows["status"] == "skipped"]["setting"]) == ["1-layer, 32-wide · fp16 · eager"]
 
 
+def test_a_cpu_trains_the_quick_model_at_standard_in_every_precision_and_mode():
+    """The CPU's standard size (`transformer_train.CPU_STANDARD`): quick's model, eager and compiled."""
+    w = get("transformer_train")
+    gpu, cpu, quick = w.params("standard"), w.params("standard", "cpu"), w.params("quick", "cpu")
+    assert cpu["dtypes"] == gpu["dtypes"] and cpu["modes"] == gpu["modes"] == ["eager", "torch.compile"]
+    assert (cpu["model"], cpu["batch_size"], cpu["seq_len"]) == (quick["model"], quick["batch_size"], quick["seq_len"])
+    assert cpu["model"] != gpu["model"] and w.params("standard", "cuda") == gpu
+
+
 def test_a_compiled_step_records_its_compile_time_apart(monkeypatch):
     """The bookkeeping of the compiled variant; torch.compile itself is replaced (it takes 15-45 s on this CPU)."""
     import torch

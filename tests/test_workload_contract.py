@@ -32,6 +32,20 @@ def test_a_workload_says_what_it_is_and_how_it_runs(workload: Workload) -> None:
 
 
 @pytest.mark.parametrize("workload", WORKLOADS.values(), ids=list(WORKLOADS))
+def test_params_of_its_own_on_a_device_replace_params_the_size_has(workload: Workload) -> None:
+    """A device's params (`Workload.device_sizes`) change a size the workload runs; a name the size
+    lacks would be a typo the workload never reads."""
+    for device, sizes in workload.device_sizes.items():
+        assert device in ("cpu", "cuda", "mps"), (workload.name, device)
+        for size, changed in sizes.items():
+            assert size in workload.suites and changed, (workload.name, device, size)
+            assert set(changed) <= set(workload.params(size)), (workload.name, device, size)
+            on_device = workload.params(size, device)
+            assert on_device == workload.params(size) | changed and on_device != workload.params(size)
+            assert workload.params(size, "another device") == workload.params(size)
+
+
+@pytest.mark.parametrize("workload", WORKLOADS.values(), ids=list(WORKLOADS))
 def test_its_charts_name_only_fields_a_results_frame_has(workload: Workload) -> None:
     for plot in workload.plots:
         fields = [name for _, name, _, _ in Formatter().parse(plot.setting) if name]

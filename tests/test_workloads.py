@@ -62,3 +62,38 @@ def test_matmul_measures_each_cpu_dtype_at_a_tiny_size(machine):
     )
     assert {r.dtype for r in records} == {"fp32", "bf16"}
     assert all(r.status == "ok" and r.value > 0 and r.params["n"] == 128 for r in records), records
+
+
+def test_a_workload_runs_with_the_params_its_device_declares(machine):
+    """`Workload.device_sizes`: what the runner hands a workload on the CPU, and on another device."""
+    from benchlib.results.schema import MeasurementRecord, Metric
+    from benchlib.workloads import Workload
+
+    seen: list[dict] = []
+    metric = Metric(name="time", unit="ms", higher_is_better=False)
+
+    def run(ctx, params):
+        seen.append(params)
+        return [MeasurementRecord(workload="w", framework="python", device=ctx.device, metric=metric, value=1.0)]
+
+    w = Workload(
+        name="w",
+        framework="python",
+        description="w",
+        metric=metric,
+        sizes={"quick": {"n": 1, "keep": "yes"}, "standard": {"n": 100, "keep": "yes"}},
+        run=run,
+        device_sizes={"cpu": {"standard": {"n": 10}}},
+    )
+    for size in ("quick", "standard", "full"):
+        run_workload(w, RunContext(device="cpu", machine=machine, size=size), "cpu")
+    assert seen == [{"n": 1, "keep": "yes"}, {"n": 10, "keep": "yes"}, {"n": 100, "keep": "yes"}]
+    assert w.params("standard", "cuda") == {"n": 100, "keep": "yes"}
+
+
+def test_a_cpu_sweeps_matmul_up_to_1024_with_the_standard_timer():
+    """matmul's CPU standard size (`matmul.CPU_STANDARD`): the sizes where a CPU's fp32 rate peaks."""
+    w = get("matmul")
+    gpu, cpu = w.params("standard"), w.params("standard", "cpu")
+    assert cpu["timer"] == gpu["timer"] and cpu["sizes"] == w.params("quick")["sizes"]
+    assert max(cpu["sizes"]) == 1024 < max(gpu["sizes"]) and w.params("standard", "cuda") == gpu

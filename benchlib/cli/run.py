@@ -20,13 +20,15 @@ from rich.text import Text
 from benchlib import probe
 from benchlib.backends import DeviceUnavailable
 from benchlib.cli.launch import launch
-from benchlib.cli.output import console, err, exit_if_failed, print_error, records_table, usage_error
+from benchlib.cli.output import Wrapped, console, err, exit_if_failed, print_error, records_table, usage_error
+from benchlib.core.units import format_duration
 from benchlib.derive.score_report import run_summary
 from benchlib.measure import runner
+from benchlib.measure.budget import suite_estimate
 from benchlib.measure.isolation import prestart
 from benchlib.results.schema import Machine, MeasurementRecord
 from benchlib.results.store import ResultsError
-from benchlib.workloads import NotRunnable, UnknownWorkload, Workload, WorkloadModuleError
+from benchlib.workloads import NotRunnable, UnknownWorkload, Workload, WorkloadModuleError, all_workloads
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 RESUME_HELP = (
@@ -56,6 +58,17 @@ class PlannedRun:
         """What `benchlib run --resume` takes to finish this run if it is cut short."""
         return self.resume_path if self.resume_path is not None else self.out
 
+    def history_folder(self, machine: Machine) -> Path:
+        """Where this machine's earlier runs are, whose times estimate this one's."""
+        return self.resume_path.parent if self.resume_path is not None else self.out / machine.id
+
+    def to_run(self) -> list[Workload]:
+        """The workloads this command will run (those of a resumed run that are installed)."""
+        if self.resume_path is None:
+            return self.workloads
+        known = all_workloads()
+        return [known[name] for name in self.left if name in known]
+
 
 def run(
     suite: Annotated[
@@ -83,7 +96,7 @@ def run(
             "--budget",
             metavar="SECONDS",
             min=0,
-            help="Start no workload that isn't expected to finish within this many seconds from now (estimates come from this machine's earlier runs, else the workload's own); the rest are recorded as skipped, to finish later with --resume.",
+            help="Start no workload that isn't expected to finish within this many seconds from now (the estimates printed before the run starts); the rest are recorded as skipped, to finish later with --resume.",
         ),
     ] = None,
     isolate: Annotated[
@@ -105,6 +118,10 @@ def run(
 ) -> None:
     """Run a suite of workloads and write a results file after every workload.
 
+    Before it starts, it prints how long the run should take: each workload's time in this
+    machine's last run of the suite (in the --out folder), else benchlib's timing of it on a
+    2-core CPU. --budget counts on the same estimates.
+
     A run killed at any point (Ctrl-C, SIGKILL, a Colab disconnect) leaves a valid file with
     everything finished so far; `benchlib run --resume` finishes it.
     """
@@ -122,6 +139,7 @@ def run(
     folder = out if resume is None else resume if resume.is_dir() else resume.parent
     machine = probe_and_name_machine(folder)
     plan = PlannedRun(suite, device, out, workloads) if resume is None else find_run_to_finish(resume, machine, suite)
+    print_expected_time(plan, machine, budget=budget, isolate=isolate)
     # The budget counts from when the command started, probing included.
     budget_s = None if budget is None else max(budget - (time.perf_counter() - called), 0.0)
     outcome = run_with_progress(plan, machine, budget_s=budget_s, isolate=isolate)
@@ -191,6 +209,19 @@ def find_run_to_finish(resume: Path, machine: Machine, suite: str) -> PlannedRun
     )
     suite = previous.plan.size if previous.plan else suite
     return PlannedRun(suite, "auto", resume, resume_path=path, left=left)
+
+
+def print_expected_time(plan: PlannedRun, machine: Machine, *, budget: float | None, isolate: bool) -> None:
+    """How long the run should take, and what that estimate rests on, before it starts."""
+    workloads = plan.to_run()
+    if not workloads:
+        return
+    estimate = suite_estimate(workloads, plan.suite, plan.history_folder(machine), isolate=isolate)
+    line = Text(f"expected: about {format_duration(estimate.seconds)} for {len(workloads)} workload(s)")
+    line.append(f" ({'; '.join(estimate.basis())})", style="dim")
+    if budget is not None and estimate.seconds > budget:
+        line.append("; more than the --budget, so what would end after it is skipped", style="yellow")
+    err.print(Wrapped(line, hanging=2))
 
 
 def progress_hooks(progress: Progress, task: TaskID, suite: str) -> dict[str, Callable[..., None]]:

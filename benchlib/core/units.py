@@ -1,4 +1,4 @@
-"""Byte counts for people: binary (GiB) or decimal (GB), always labelled.
+"""Byte counts and durations for people. Bytes are binary (GiB) or decimal (GB), always labelled.
 
 Vendors print "16 GB" where ``nvidia-smi`` prints "15360MiB" for the same card, and readers mix
 them up; so every size the project shows says which unit it is in.
@@ -30,3 +30,16 @@ def format_bytes(n: int | None, binary: bool = True) -> str:
     if unit == "B":
         return f"{n} B"
     return f"{value:.1f} {unit}"
+
+
+def format_duration(seconds: float) -> str:
+    """A rough duration as a person says it: ``40 s``, ``6 min``, ``1 h 20 min`` (rounded to the unit shown)."""
+    if seconds < 0:
+        raise ValueError(f"format_duration: a duration cannot be negative, got {seconds}")
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"

@@ -8,10 +8,11 @@ A campaign is a list of steps, each writing ordinary results files into the resu
 4. the longer matmul sweep (``full``; ``--tiny``: standard), next to the suite's.
 
 Each step has an expected duration; a step that would end after the budget is not started and is
-listed as skipped. Where each search starts is the caller's ``guess`` (`benchlib campaign` gives
-fit's prediction, `benchlib.derive.searched.fit_guess`). The checks of predictions against the
-measurements (`benchlib.derive.checks`) are derived afterwards from the files alone, so the table
-can be rebuilt from a campaign's folder at any time.
+listed as skipped, by the rule `benchlib run --budget` follows too (`benchlib.measure.budget`).
+Where each search starts is the caller's ``guess`` (`benchlib campaign` gives fit's prediction,
+`benchlib.derive.searched.fit_guess`). The checks of predictions against the measurements
+(`benchlib.derive.checks`) are derived afterwards from the files alone, so the table can be
+rebuilt from a campaign's folder at any time.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchlib.measure.budget import Estimate, TimeBudget
 from benchlib.measure.max_batch import TrialRequest
 from benchlib.models.trainable import MODELS
 from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord
@@ -63,15 +65,17 @@ class Campaign:
     out: Path
     machine: Machine
     budget_s: float
-    started: float = field(default_factory=time.perf_counter)
     written: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # "step: why", for steps that stopped on an error
-    timed: dict[str, list[float]] = field(default_factory=dict)  # seconds each finished step took, by kind
     on_output: Callable[[str], None] = lambda line: None
     suite_budget_s: float | None = None
     # Where a largest-batch search starts (None: doubling from 1), given the request and the GPU.
     guess: Callable[[TrialRequest, GPUInfo | None], int | None] = lambda request, gpu: None
+    budget: TimeBudget = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.budget = TimeBudget(self.budget_s)
 
     @property
     def gpu(self) -> GPUInfo | None:
@@ -97,13 +101,20 @@ class Campaign:
             return TINY_MEMORY_LIMIT
         return CPU_MEMORY_LIMIT if self.device == "cpu" else None
 
+    @property
+    def timed(self) -> dict[str, list[float]]:
+        """Seconds each finished step took, by kind."""
+        return self.budget.timed
+
     def left_s(self) -> float:
-        return self.budget_s - (time.perf_counter() - self.started)
+        return self.budget.left_s()
+
+    def expected(self, step: Step) -> Estimate:
+        """How long ``step`` should take: the mean of its kind's steps so far, else the plan's guess."""
+        return self.budget.expected(step.kind, Estimate(EXPECTED_S[step.kind][self.tiny], "the campaign's plan"))
 
     def expected_s(self, step: Step) -> float:
-        """How long ``step`` should take: the mean of its kind's steps so far, else the plan's guess."""
-        timed = self.timed.get(step.kind)
-        return sum(timed) / len(timed) if timed else EXPECTED_S[step.kind][self.tiny]
+        return self.expected(step).seconds
 
 
 def steps(tiny: bool) -> list[Step]:
@@ -144,13 +155,13 @@ def run_campaign(
     campaign: Campaign, plan: list[Step], on_step: Callable[[Step, str], None] = lambda s, what: None
 ) -> Campaign:
     """Run ``plan``, skipping each step expected to end after the budget; ``on_step`` hears "start", "done" or "skipped"."""
+    budget = campaign.budget
     for i, step in enumerate(plan):
-        left = campaign.left_s()
         if step.kind == "suite":
             # The suite cuts itself to its budget workload by workload: leave the later steps their time.
             later = sum(campaign.expected_s(s) for s in plan[i + 1 :])
-            campaign.suite_budget_s = max(left - later, left * SUITE_SHARE)
-        elif left < campaign.expected_s(step):
+            campaign.suite_budget_s = budget.for_part(later, SUITE_SHARE)
+        elif not budget.fits(campaign.expected(step)):
             campaign.skipped.append(step.title)
             on_step(step, "skipped")
             continue
@@ -164,7 +175,7 @@ def run_campaign(
             campaign.failed.append(f"{step.title}: {exc}; install what it needs with pip install 'benchlib[campaign]'")
         except Exception as exc:  # one step's failure must not cost the others
             campaign.failed.append(f"{step.title}: {type(exc).__name__}: {exc}")
-        campaign.timed.setdefault(step.kind, []).append(time.perf_counter() - started)
+        budget.took(step.kind, time.perf_counter() - started)
         on_step(step, "done")
     return campaign
 

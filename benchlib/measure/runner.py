@@ -5,7 +5,7 @@ that status and a message naming the workload; the others go on and nothing fini
 With ``isolate=True`` each workload runs in its own child process, so one that kills its
 interpreter (segfault, OOM killer) is recorded as an error too. A run killed from outside
 (SIGKILL, a Colab disconnect) leaves a valid, incomplete file that `resume_run` finishes; a
-``budget_s`` keeps the run from starting work that would not end in time.
+``budget_s`` keeps the run from starting work that would not end in time (`benchlib.measure.budget`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from benchlib.backends import DeviceUnavailable, FrameworkMissing
 from benchlib.core.quiet import drop_noise
+from benchlib.measure.budget import STARTUP, STARTUP_GUESS_S, Estimate, TimeBudget, expected_duration, past_durations
 from benchlib.measure.conditions import ConditionsSampler, run_disturbed, run_gpu_index
 from benchlib.measure.telemetry import TelemetrySampler
 from benchlib.results.plausibility import PEAK_TOLERANCE, mark_invalid, problems
@@ -62,10 +63,6 @@ __all__ = [
 ]
 
 SUITES = SIZES  # defined once, with the workloads
-# A budget estimate when neither an earlier run on this machine nor the workload says better.
-FALLBACK_EXPECTED_S = {"quick": 15.0, "standard": 120.0, "full": 600.0}
-# A child's interpreter start and imports (mostly torch), until this run has measured one.
-STARTUP_GUESS_S = 5.0
 
 
 class ResumeError(ValueError):
@@ -182,7 +179,7 @@ def run_workload(workload: Workload, ctx: RunContext, requested_device: str) -> 
     """Run one workload and return its records; never raises for a workload's own failure."""
     from benchlib.backends import tf_backend, torch_backend
 
-    params = workload.params(ctx.size)
+    params = workload.params(ctx.size, ctx.device)
     try:
         with TelemetrySampler() as sampler:
             records = workload.run(ctx, params)
@@ -298,43 +295,6 @@ def resolve_device(requested: str) -> str:
         return "cpu" if requested == "auto" else requested
 
 
-@dataclass(frozen=True)
-class Estimate:
-    seconds: float
-    source: str
-
-
-def past_durations(folder: Path, size: str) -> dict[str, float]:
-    """Wall seconds per workload in earlier runs at ``size`` in ``folder`` (one machine's); the newest wins."""
-    runs: list[ResultsFile] = []
-    for path in iter_result_paths(folder) if folder.is_dir() else []:
-        try:
-            results = read_results(path, mark_implausible=False)
-        except ResultsError:
-            continue  # an unreadable old file only means one estimate fewer
-        if results.provenance.kind == "measured" and (results.plan.size if results.plan else results.suite) == size:
-            runs.append(results)
-    out: dict[str, float] = {}
-    for results in sorted(runs, key=lambda r: r.created):
-        walls: dict[str, float] = {}
-        for m in results.measurements:
-            if m.duration_s is not None:
-                walls[m.workload] = max(walls.get(m.workload, 0.0), m.duration_s)
-        out.update(walls | (results.plan.wall_s if results.plan else {}))
-    return out
-
-
-def expected_duration(workload: Workload, size: str, history: Mapping[str, float], startup_s: float) -> Estimate:
-    if workload.name in history:
-        return Estimate(history[workload.name], "its last run on this machine")
-    own = workload.expected_s.get(size)
-    if own is not None:
-        return Estimate(own + startup_s, f"the workload's expected {size} time plus {startup_s:.0f} s start-up")
-    return Estimate(
-        FALLBACK_EXPECTED_S[size] + startup_s, f"benchlib's default for a {size} workload; no earlier run here"
-    )
-
-
 def _finished(results: ResultsFile) -> set[str]:
     # A workload is finished once its wall time is recorded: that happens in the same write as its records.
     return set(results.plan.wall_s) if results.plan else set()
@@ -391,34 +351,28 @@ def _execute(
     saved = _finished_in_order(results)
     resolved = resolve_device(plan.device)
     history = past_durations(path.parent, plan.size)
+    startup_guess = Estimate(STARTUP_GUESS_S if isolate else 0.0, "a guess until one is timed")
     extra_modules = import_workload_modules()
     # Snapshots before and after each workload, never during one: watching must not slow it.
     sampler = ConditionsSampler(gpu_index=run_gpu_index() if resolved == "cuda" else None)
-    started = time.perf_counter()
+    budget = TimeBudget(budget_s)
     per_workload: dict[str, float] = {}
     overhead: dict[str, float] = {}
     unwritten = False
     for workload in pending:
-        startup = (sum(overhead.values()) / len(overhead)) if overhead else (STARTUP_GUESS_S if isolate else 0.0)
-        if budget_s is not None:
-            left = budget_s - (time.perf_counter() - started)
-            estimate = expected_duration(workload, plan.size, history, startup)
-            if estimate.seconds > left:
-                skip = failure_record(
-                    workload,
-                    resolved,
-                    "skipped",
-                    f"{workload.name}: not started: expected to take {estimate.seconds:.0f} s ({estimate.source}), "
-                    f"but {max(left, 0):.0f} s of the {budget_s:g} s budget were left",
-                    skip_reason="budget",
-                )
-                results.measurements = [
-                    m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"
-                ]
-                results.measurements.append(skip)
-                unwritten = True
-                on_done(workload, [skip])
-                continue
+        startup = budget.expected(STARTUP, startup_guess).seconds
+        estimate = expected_duration(workload, plan.size, history, startup)
+        if not budget.fits(estimate):
+            skip = failure_record(
+                workload, resolved, "skipped", f"{workload.name}: {budget.why_not(estimate)}", skip_reason="budget"
+            )
+            results.measurements = [
+                m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"
+            ]
+            results.measurements.append(skip)
+            unwritten = True
+            on_done(workload, [skip])
+            continue
         on_start(workload)
         ctx = RunContext(device=resolved, machine=machine, size=plan.size)
         before = sampler.snapshot()
@@ -453,6 +407,7 @@ def _execute(
         per_workload[workload.name] = wall
         if isolate:
             overhead[workload.name] = max(wall - work_s, 0.0)
+            budget.took(STARTUP, overhead[workload.name])
         records = [r.model_copy(update={"duration_s": work_s}) if r.duration_s is None else r for r in records]
         results.measurements = [
             m for m in results.measurements if m.workload != workload.name or m.skip_reason != "budget"
@@ -470,7 +425,7 @@ def _execute(
     return RunOutcome(
         path=path,
         results=results,
-        wall_s=time.perf_counter() - started,
+        wall_s=time.perf_counter() - budget.started,
         per_workload_s=per_workload,
         overhead_s=overhead,
     )

@@ -15,8 +15,10 @@ import benchlib
 from benchlib.core.timing import NOISE_THRESHOLD, Timer
 from benchlib.results.plausibility import PEAK_TOLERANCE
 from benchlib.site.render import render
-from benchlib.workloads import SIZES as SUITES
-from benchlib.workloads import all_workloads
+from benchlib.workloads import SIZES, all_workloads
+
+# How the suite table names a device that has params of its own.
+DEVICE_NAMES = {"cpu": "a CPU", "cuda": "a CUDA GPU", "mps": "Apple MPS"}
 
 
 def _percent(fraction: float) -> str:
@@ -57,7 +59,7 @@ def timer_table() -> str:
 
 def workloads_table() -> str:
     """Every registered workload: what it reports, and in which suites."""
-    return render("workloads_table.html", workloads=all_workloads().values(), suites=SUITES)
+    return render("workloads_table.html", workloads=all_workloads().values(), suites=SIZES)
 
 
 def params_list(params: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -72,13 +74,18 @@ def params_list(params: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def suite_params_table() -> str:
-    """Each workload's parameters per suite, timer overrides included."""
-    rows = [
-        {"workload": w.name, "suite": suite, "params": params_list(w.params(suite))}
-        for w in all_workloads().values()
-        for suite in SUITES
-        if suite in w.suites
-    ]
+    """Each workload's parameters per suite, timer overrides included; under a suite's row, the
+    parameters that differ on a device that runs its own (``Workload.device_sizes``)."""
+    rows = []
+    for w in all_workloads().values():
+        for suite in SIZES:
+            if suite not in w.suites:
+                continue
+            rows.append({"workload": w.name, "suite": suite, "on": None, "params": params_list(w.params(suite))})
+            for device in w.device_sizes:
+                if changed := w.device_params(suite, device):
+                    on = DEVICE_NAMES.get(device, device)
+                    rows.append({"workload": w.name, "suite": suite, "on": on, "params": params_list(changed)})
     return render("suite_params_table.html", rows=rows)
 
 

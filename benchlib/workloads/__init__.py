@@ -28,6 +28,8 @@ from typing import Any
 from benchlib.results.schema import Machine, MeasurementRecord, Metric
 
 SIZES = ("quick", "standard", "full")
+# Where a workload's declared ``expected_s`` were timed: the 2-core machine that builds the site.
+EXPECTED_S_MACHINE = "a 2-core CPU"
 # Comma-separated modules that register your own workloads (the tests' tiny ones too).
 WORKLOAD_MODULES_ENV = "BENCHLIB_WORKLOAD_MODULES"
 
@@ -281,8 +283,13 @@ class Workload:
     # None for records only other commands write, or only sources report.
     run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]] | None
     suites: tuple[str, ...] = SIZES
-    # Seconds one run of a size takes, for `benchlib run --budget` before this machine has run it.
+    # Seconds one run of a size took on EXPECTED_S_MACHINE: what `benchlib run` expects, and what
+    # `--budget` counts on, before this machine has run it.
     expected_s: dict[str, float] = field(default_factory=dict)
+    # Per device, per size, the params that differ there from the size's own (``sizes``): a
+    # smaller shape of the same operation, where the size's own would take a CPU many minutes. The
+    # methodology page shows them under the size's row.
+    device_sizes: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     plots: tuple[Plot, ...] = ()
     score: tuple[ScorePart, ...] = ()
     derived: tuple[Ratio | Rate | WorkRate | PerDollar | Relative, ...] = ()
@@ -294,13 +301,21 @@ class Workload:
     # Names this workload's records had in files older benchlibs wrote (Keras twins wrote "amp").
     formerly: tuple[str, ...] = ()
 
-    def params(self, size: str) -> dict[str, Any]:
-        """Parameters for a size; a size a workload doesn't define falls back to the next smaller one."""
+    def params(self, size: str, device: str | None = None) -> dict[str, Any]:
+        """Parameters for a size on ``device`` ("cpu", "cuda" or "mps"; None for the size's own).
+
+        A size a workload doesn't define falls back to the next smaller one; then what
+        ``device_sizes`` declares for the device and that size replaces those params.
+        """
         order = list(SIZES)
         for candidate in reversed(order[: order.index(size) + 1]):
             if candidate in self.sizes:
-                return dict(self.sizes[candidate])
+                return dict(self.sizes[candidate]) | self.device_params(size, device)
         raise KeyError(f"workload {self.name!r} has no parameters for size {size!r}")
+
+    def device_params(self, size: str, device: str | None) -> dict[str, Any]:
+        """The params of ``size`` that differ on ``device`` (none for None or a device without any)."""
+        return dict(self.device_sizes.get(device, {}).get(size, {})) if device else {}
 
 
 _REGISTRY: dict[str, Workload] = {}

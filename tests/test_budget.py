@@ -1,0 +1,126 @@
+"""The one time budget (`benchlib.measure.budget`): time left, what work is expected to take, and
+whether it would end in time; and the estimate `benchlib run` prints before it starts."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from benchlib.core.units import format_duration
+from benchlib.measure.budget import (
+    FALLBACK_EXPECTED_S,
+    Estimate,
+    TimeBudget,
+    expected_duration,
+    suite_estimate,
+)
+from benchlib.measure.runner import run_suite
+from benchlib.results.schema import MeasurementRecord, Metric
+from benchlib.workloads import EXPECTED_S_MACHINE, Workload
+
+METRIC = Metric(name="time", unit="ms", higher_is_better=False)
+
+
+def workload(name: str, expected_s: dict[str, float] | None = None) -> Workload:
+    def run(ctx, params):
+        return [MeasurementRecord(workload=name, framework="python", device=ctx.device, metric=METRIC, value=1.0)]
+
+    return Workload(
+        name=name,
+        framework="python",
+        description=name,
+        metric=METRIC,
+        sizes={"quick": {}},
+        run=run,
+        suites=(),
+        expected_s=expected_s or {},
+    )
+
+
+def test_without_a_limit_everything_fits_and_nothing_is_left_out():
+    budget = TimeBudget(None)
+    assert budget.left_s() == math.inf and budget.fits(Estimate(1e9, "a long guess"))
+
+
+def test_work_fits_while_its_estimate_is_within_the_time_left():
+    budget = TimeBudget(60.0)
+    assert 59 < budget.left_s() <= 60
+    assert budget.fits(Estimate(30.0, "a guess")) and not budget.fits(Estimate(61.0, "a guess"))
+    message = budget.why_not(Estimate(61.0, "a guess"))
+    assert "expected to take 61 s (a guess)" in message and "60 s budget" in message
+
+
+def test_an_overspent_budget_has_time_below_zero_and_says_none_was_left():
+    budget = TimeBudget(10.0, started=0.0)  # started long ago
+    assert budget.left_s() < 0 and not budget.fits(Estimate(0.5, "a guess"))
+    assert "but 0 s of the 10 s budget were left" in budget.why_not(Estimate(0.5, "a guess"))
+
+
+def test_a_kind_of_work_is_expected_to_take_the_mean_of_what_it_took_else_the_guess():
+    budget = TimeBudget(60.0)
+    guess = Estimate(20.0, "the plan")
+    assert budget.expected("step", guess) == guess
+    budget.took("step", 2.0)
+    budget.took("step", 4.0)
+    assert budget.expected("step", guess).seconds == 3.0
+    assert budget.expected("other", guess) == guess
+
+
+def test_work_that_cuts_itself_leaves_later_work_its_time_but_keeps_a_share():
+    budget = TimeBudget(100.0)
+    assert budget.for_part(later_s=30.0, share=0.5) == pytest.approx(70.0, abs=1)
+    assert budget.for_part(later_s=90.0, share=0.5) == pytest.approx(50.0, abs=1)
+
+
+def test_a_workload_is_expected_to_take_its_last_run_here_else_its_own_time_else_the_default():
+    timed = workload("timed", {"quick": 7.0})
+    assert expected_duration(timed, "quick", {"timed": 90.0}, 5.0) == Estimate(90.0, "its last run on this machine")
+    own = expected_duration(timed, "quick", {}, 5.0)
+    assert own.seconds == 12.0 and EXPECTED_S_MACHINE in own.source and "5 s start-up" in own.source
+    unknown = expected_duration(workload("new"), "quick", {}, 0.0)
+    assert unknown.seconds == FALLBACK_EXPECTED_S["quick"] and "default" in unknown.source
+
+
+def test_the_printed_estimate_sums_the_workloads_and_says_what_it_rests_on(tmp_path, machine):
+    made = [workload("a", {"quick": 2.0}), workload("b", {"quick": 3.0}), workload("c")]
+    fresh = suite_estimate(made, "quick", tmp_path / machine.id, isolate=False)
+    assert fresh.seconds == 2.0 + 3.0 + FALLBACK_EXPECTED_S["quick"]
+    assert fresh.basis() == [
+        f"2 from benchlib's timings on {EXPECTED_S_MACHINE}",
+        f"1 at benchlib's default of {FALLBACK_EXPECTED_S['quick']:.0f} s each",
+    ]
+    # After a run here, its wall times are the estimate.
+    first = run_suite(made[:1], suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
+    data = json.loads(first.path.read_text())
+    data["plan"]["wall_s"]["a"] = 40.0
+    first.path.write_text(json.dumps(data))
+    after = suite_estimate(made, "quick", tmp_path / machine.id, isolate=True)
+    assert after.estimates["a"].seconds == 40.0 and after.estimates["b"].seconds == 3.0 + 5.0
+    assert after.basis()[0] == "1 from this machine's last quick run"
+    # Another size's runs say nothing about this one.
+    assert suite_estimate(made, "standard", tmp_path / machine.id, isolate=False).estimates["a"].source != (
+        "its last run on this machine"
+    )
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [(0.4, "0 s"), (40, "40 s"), (89, "89 s"), (95, "2 min"), (360, "6 min"), (4800, "1 h 20 min")],
+)
+def test_durations_read_as_a_person_says_them(seconds, shown):
+    assert format_duration(seconds) == shown
+
+
+def test_run_help_says_what_the_expected_time_rests_on():
+    import re
+
+    from typer.testing import CliRunner
+
+    from benchlib.cli import app
+
+    result = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
+    text = " ".join(re.sub("[│╭╮╰╯─]", " ", result.output).split())
+    assert "prints how long the run should take" in text and "last run of the suite" in text
+    assert "--budget counts on the same estimates" in text
