@@ -18,11 +18,6 @@ from pathlib import Path
 
 import pytest
 
-# Tests never reach the Hugging Face hub (nothing can be downloaded here, and Colab-only loading code
-# falls back by design). Offline, an unknown model id fails at once instead of after ~25 s of
-# retries whose log lines land in whatever stream a CliRunner captured first.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 # triton (which torch._dynamo, torchvision and fastai import) aborts the whole process with an LLVM
 # option clash when TensorFlow was imported first. Tests import both frameworks in this one
 # process in any order, so triton goes first; benchlib's own TF backend does the same.
@@ -51,8 +46,17 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[CACHE_ENV] = folder
     # No test downloads a model: a name the Hugging Face hub is asked about (an unknown --model)
     # fails at once, as it does on a machine that can reach the hub, instead of after the
-    # network's timeouts on one that can't.
+    # network's timeouts (and retries whose log lines land in whatever stream a CliRunner
+    # captured first) on one that can't.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n``), every test that needs the built site runs in one worker, so
+    each builder builds once per session rather than once per worker (``--dist loadgroup``)."""
+    for item in items:
+        if "site_build" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("site"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -22,7 +22,11 @@ def run_tiny(name, machine):
 
 
 @pytest.mark.parametrize(
-    "name, framework", [("amp", "torch"), pytest.param("amp_keras", "tensorflow", marks=pytest.mark.slow)]
+    "name, framework",
+    [
+        pytest.param("amp", "torch", marks=pytest.mark.slow),
+        pytest.param("amp_keras", "tensorflow", marks=pytest.mark.slow),
+    ],
 )
 def test_cpu_runs_fp32_and_bf16_and_skips_fp16(name, framework, machine):
     records = run_tiny(name, machine)

@@ -87,9 +87,10 @@ def test_run_only_writes_a_valid_file_then_show_and_validate(tmp_path):
     assert validated.exit_code == 0 and "1 valid, 0 invalid" in validated.output
 
 
-def test_validate_names_bad_files_and_fails(tmp_path):
+def test_validate_names_bad_files_and_fails(tmp_path, monkeypatch):
     (tmp_path / "broken.json").write_text('{"run_id": 3}')
-    result = runner.invoke(app, ["validate", str(tmp_path)])
+    monkeypatch.chdir(tmp_path)  # a short path, which an 80-column terminal doesn't break
+    result = runner.invoke(app, ["validate", "."])
     assert result.exit_code == 1
     assert "broken.json" in result.output
     assert "field 'created': " in result.output and "required" in result.output.lower()

@@ -72,6 +72,7 @@ def test_training_reports_throughput_and_epoch_time(name, framework, machine):
     assert throughput.params["data"] == "synthetic" and throughput.params["parameters"] == TRAINABLE + NON_TRAINABLE
 
 
+@pytest.mark.slow
 def test_real_epoch_is_timed_end_to_end_when_the_data_covers_one(machine):
     _, epoch = run_tiny("cnn_fashion_mnist", machine, real_epoch=True, epoch_samples=16)
     assert epoch.status == "ok" and epoch.value > 0

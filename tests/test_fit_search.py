@@ -143,6 +143,7 @@ def test_peak_memory_grows_with_the_batch_and_is_reported_without_a_cap():
     assert "VmHWM" in small.peak_measure
 
 
+@pytest.mark.slow
 def test_a_trial_failing_for_another_reason_is_an_error_not_an_oom():
     outcome = isolated_trial(TrialRequest(model="resnet50", size="small", batch=1, steps=1, input_shape=(3, 8, 8)))
     assert outcome.status == "error"

@@ -121,10 +121,11 @@ def test_implausible_values_are_imported_marked_invalid(tmp_path):
     assert filed.measurements[0].status == "invalid" and filed.measurements[0].value == 500.0
 
 
-def test_cli_import_reports_a_table_and_exits_1_when_any_is_refused(tmp_path):
-    good = contributed(tmp_path, "good.json")
-    bad = raw(tmp_path, "[red]bad[/].json", '{"run_id": 3}')
-    result = CliRunner().invoke(app, ["import", str(good), str(bad), str(good), "--into", str(tmp_path / "results")])
+def test_cli_import_reports_a_table_and_exits_1_when_any_is_refused(tmp_path, monkeypatch):
+    good = contributed(tmp_path, "good.json").relative_to(tmp_path)
+    bad = raw(tmp_path, "[red]bad[/].json", '{"run_id": 3}').relative_to(tmp_path)
+    monkeypatch.chdir(tmp_path)  # short paths, which the table's 80 columns don't fold
+    result = CliRunner().invoke(app, ["import", str(good), str(bad), str(good), "--into", "results"])
     assert result.exit_code == 1
     out = result.output
     assert "imported" in out and "duplicate" in out and "invalid" in out

@@ -15,6 +15,7 @@ from benchlib.site import speed_check as speed
 
 @pytest.fixture(scope="module")
 def compared():
+    """The comparison computed now, from the specs and the traces (about 30 s with an empty cache)."""
     rows, not_compared = compare()
     return rows, not_compared
 
@@ -41,6 +42,7 @@ def _table(html: str, name: str) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_gpus_lambda_never_ran_are_drawn_as_predicted_bars(throughput, compared):
     rows = _chart_rows(throughput)
     predicted = {(r["subject"], r["setting"]): r for r in rows if r["source"] == "predicted"}
@@ -63,6 +65,7 @@ def test_the_data_table_lists_each_predicted_gpu_at_its_batch(throughput):
         assert f"<td>{value:,.0f} (batch {UNRUN_BATCH})</td>" in row
 
 
+@pytest.mark.slow  # `compared` traces every GPU's prediction anew
 def test_the_caption_states_the_error_compare_measured(throughput, compared):
     rows = compared[0]
     held_out = [r for r in rows if r.half == "held out"]
@@ -77,6 +80,7 @@ def test_the_caption_states_the_error_compare_measured(throughput, compared):
     assert "so how far off their predictions are is unknown" in caption  # Blackwell and AMD: no Lambda row
 
 
+@pytest.mark.slow  # `compared` traces every GPU's prediction anew
 def test_predicted_relative_figures_divide_by_the_fastest_gpus_prediction(throughput, compared):
     fastest = max((r for r in compared[0] if r.precision == "AMP"), key=lambda r: r.reported)
     gpu, _, value = next(u for u in unrun_gpus() if u[1] == "AMP")
@@ -85,6 +89,7 @@ def test_predicted_relative_figures_divide_by_the_fastest_gpus_prediction(throug
     assert f"AMP: {fastest.gpu}" in throughput
 
 
+@pytest.mark.slow  # `compared` traces every GPU's prediction anew
 def test_every_compared_row_shows_reported_predicted_and_error(comparison, compared):
     shown = {(r[0], r[1]): r for r in _table(comparison, "speed-published")}
     rows = compared[0]
