@@ -37,9 +37,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
     A test must not pass or fail by what an earlier session (or the user's own runs) left in
     ~/.cache/benchlib, and must not write there; within the session, traces and the build's
-    measurement are reused. pytest-xdist workers inherit the controller's folder.
+    measurement are reused. Each pytest-xdist worker takes a folder of its own inside the
+    controller's: tests that clear or replace cache entries (a notebook's stale runs, a damaged
+    trace) must not do so under a test running at the same time in another worker.
     """
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        folder = Path(os.environ[CACHE_ENV]) / worker
+        folder.mkdir(exist_ok=True)
+        os.environ[CACHE_ENV] = str(folder)  # the controller's unconfigure removes it with its own
         return
     folder = tempfile.mkdtemp(prefix="benchlib-test-cache-")
     config.stash[_SESSION_CACHE] = (folder, os.environ.get(CACHE_ENV))

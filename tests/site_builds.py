@@ -97,11 +97,18 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A browser that navigates away mid-response closes the connection: not an error of the site."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def build_and_serve(builder: str, folder: Path, env: dict[str, str]) -> tuple[BuiltSite, ThreadingHTTPServer]:
     """Build into ``folder`` and serve it on 127.0.0.1; the caller shuts the server down."""
     # Bind first: the build takes the server's origin (with its port) as site_url, so Material's
     # instant navigation is active.
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
+    server = _QuietServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
     origin = f"http://127.0.0.1:{server.server_port}/"
     try:
         build_site(builder, folder, env | {"SITE_URL": origin})

@@ -8,6 +8,7 @@ Contributing page describes the same table.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -105,3 +106,18 @@ def test_the_table_has_no_cycle() -> None:
 
     for stage in ALLOWED:
         reaches(stage, frozenset({stage}))
+
+
+def test_the_contributing_page_shows_this_table() -> None:
+    """The page's "Where things live" table: a row per stage, naming what it may import."""
+    page = (PACKAGE.parent / "docs" / "contributing.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(\w+)/` \| .* \| ([^|]+) \|$", page, re.M))
+    spelled = {
+        stage: set()
+        if text.strip() == "nothing of benchlib"
+        else set(ALLOWED) - {stage, "site"}
+        if text.strip() == "every stage but site"
+        else {name.strip() for name in text.split(",")}
+        for stage, text in rows.items()
+    }
+    assert spelled == ALLOWED

@@ -124,7 +124,7 @@ def speed_digest() -> str:
     return digest_json([asdict(gpu_rates(c.spec)) for c in COLUMNS])
 
 
-def decode_rates(model: str, task: Task, fits: dict[str, int]) -> dict[str, float | None]:
+def decode_rates(model: LanguageModel, task: Task, fits: dict[str, int]) -> dict[str, float | None]:
     """Predicted decode tokens/s of ``model`` in ``task``'s setup on each column where it fits that
     setup's context, None elsewhere. The ops of a decode step don't depend on the GPU, so they are
     counted once per dtype and timed on each column. Two GPUs run their layers one after the other
@@ -198,7 +198,7 @@ def predict_table(
             }
             size = task.setup.seq_len if task.key == "inference" else 1
             peaks[task.key] = predictor.breakdown(size)
-        decode = decode_rates(shipped.name, INFERENCE, cells[INFERENCE.key])
+        decode = decode_rates(model, INFERENCE, cells[INFERENCE.key])
         rows.append(
             {
                 "model": shipped.name,
