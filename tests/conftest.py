@@ -58,22 +58,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``-n``), every test that needs the built site runs in one worker, so
-    each builder builds once per session rather than once per worker (``--dist loadgroup``)."""
+    """Under pytest-xdist (``-n``), a module's tests run in one worker, so its module-scoped fixtures
+    (a tiny campaign, a QLoRA run) are made once; and every test that needs the built site runs in
+    one worker, so each builder builds once per session rather than once per worker (``--dist
+    loadgroup``)."""
     for item in items:
-        if "site_build" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("site"))
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if _SESSION_CACHE not in config.stash:
-        return
-    folder, before = config.stash[_SESSION_CACHE]
-    shutil.rmtree(folder, ignore_errors=True)
-    if before is None:
-        os.environ.pop(CACHE_ENV, None)
-    else:
-        os.environ[CACHE_ENV] = before
+        group = "site" if "site_build" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 SLOW_S = 5.0  # a test that takes longer on a 2-core machine carries the slow mark

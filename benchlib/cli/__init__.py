@@ -39,6 +39,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help text is Markdown: a docstring's paragraphs reflow to the terminal's width.
+    rich_markup_mode="markdown",
 )
 
 # In the order `benchlib --help` lists them.
