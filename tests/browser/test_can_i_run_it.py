@@ -80,6 +80,8 @@ def test_the_kaggle_page_links_to_its_row_of_the_table(page, site_url):
     row_link = summary.locator("a[href*='#inference-']").first
     anchor = row_link.get_attribute("href").rsplit("#", 1)[1]
     row_link.click()
-    page.wait_for_url(re.compile(r"gpus/can-i-run-it/#inference-"))
+    # The path, not the fragment: navigation.tracking rewrites the fragment to the nearest heading
+    # as soon as the page has scrolled to the row, which a loaded machine can show before this looks.
+    expect(page).to_have_url(re.compile(r"gpus/can-i-run-it/"))
     expect(page.locator("h1")).to_contain_text("Can I run it?")  # instant navigation swaps the page in after the URL
     expect(page.locator(f"tr[id='{anchor}']")).to_be_visible()
