@@ -58,10 +58,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``-n``), a module's tests run in one worker, so its module-scoped fixtures
-    (a tiny campaign, a QLoRA run) are made once; and every test that needs the built site runs in
-    one worker, so each builder builds once per session rather than once per worker (``--dist
-    loadgroup``)."""
+    """Under pytest-xdist (``-n``), a module's tests run in one worker, where they share its
+    module-scoped fixtures (though a worker that runs out of queued tests tears them down); and
+    every test that needs the built site runs in one worker, so each builder builds once per
+    session rather than once per worker (``--dist loadgroup``)."""
     for item in items:
         group = "site" if "site_build" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
