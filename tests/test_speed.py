@@ -10,7 +10,6 @@ import torch
 from typer.testing import CliRunner
 
 from benchlib.catalog.gpus import find_gpu, load_accelerators
-from benchlib.catalog.language_models import resolve_model
 from benchlib.core.paths import reported_dir
 from benchlib.derive.published_speed import (
     TARGET_MEDIAN_ERROR,
@@ -38,26 +37,6 @@ def invoke(*args: str):
     from benchlib.cli import app
 
     return CliRunner().invoke(app, ["predict", *args])
-
-
-def tiny_config(tmp_path) -> str:
-    path = tmp_path / "config.json"
-    path.write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "architectures": ["LlamaForCausalLM"],
-                "hidden_size": 128,
-                "intermediate_size": 256,
-                "num_hidden_layers": 2,
-                "num_attention_heads": 4,
-                "num_key_value_heads": 2,
-                "vocab_size": 1000,
-                "max_position_embeddings": 4096,
-            }
-        )
-    )
-    return str(path)
 
 
 # ----------------------------------------------------------------------------- counting
@@ -149,24 +128,6 @@ def test_resnet50_training_is_faster_on_a_faster_gpu_and_with_mixed_precision():
     assert a100.step.flops / 32 == pytest.approx(3 * 2 * 4.1e9, rel=0.05)
 
 
-def test_a_language_model_decodes_at_the_speed_its_weights_can_be_read(tmp_path):
-    config = tiny_config(tmp_path)
-    p = predict_speed(resolve_model(config), find_gpu("A100 80GB SXM"), mode="inference", seq_len=256)
-    answer = p.as_dict()
-    assert (answer["unit"], answer["dtype"], answer["batch"], answer["seq_len"]) == ("tokens/s", "bf16", 1, 256)
-    assert answer["decode_tokens_per_s"] == answer["throughput"] > 0
-    assert answer["prefill_tokens_per_s"] > answer["decode_tokens_per_s"]
-    assert answer["compute_bound_share"] < 0.05  # batch-1 decode is bound by memory
-    weights = (2 * 128 * (128 + 64 + 64 + 128) + 2 * 3 * 128 * 256 + 2 * 1000 * 128) * 2  # bf16 bytes read per token
-    assert answer["bytes_moved"] > weights
-
-
-def test_language_model_training_counts_tokens(tmp_path):
-    p = predict_speed(resolve_model(tiny_config(tmp_path)), find_gpu("T4"), mode="train", batch=2, seq_len=128)
-    assert (p.unit, p.dtype, p.prefill_tokens_per_s) == ("tokens/s", "fp16", None)  # no bf16 on the T4
-    assert p.throughput == pytest.approx(2 * 128 / p.step.seconds)
-
-
 # ----------------------------------------------------------------------------- the command
 
 
@@ -176,14 +137,6 @@ def test_the_done_when_command_prints_images_per_second():
     answer = json.loads(result.stdout)
     assert answer["unit"] == "images/s" and answer["throughput"] > 0 and answer["kind"] == "predicted"
     assert answer["step_s"] == pytest.approx(answer["compute_bound_s"] + answer["memory_bound_s"])
-
-
-def test_the_table_says_what_bounds_the_step_and_that_it_is_predicted(tmp_path):
-    result = invoke("--model", tiny_config(tmp_path), "--gpu", "T4", "--mode", "inference", "--seq-len", "128")
-    assert result.exit_code == 0, result.output
-    text = " ".join(result.output.split())
-    assert "predicted" in text and "decode" in text and "prefill" in text and "memory" in text
-    assert "A prediction, not a measurement" in text
 
 
 @pytest.mark.parametrize(

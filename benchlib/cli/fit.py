@@ -83,7 +83,8 @@ def fit(
         str | None,
         typer.Option(
             "--weights",
-            help="How weights are stored: fp32, fp16, bf16, int8 or nf4. Default: bf16 "
+            help="How weights are stored: fp32, fp16, bf16; int8 or nf4 (bitsandbytes); gptq-int4, "
+            "gptq-int8 or awq-int4 (group size 128). Default: bf16 "
             "for inference and lora, fp32 for train, nf4 for qlora.",
         ),
     ] = None,
@@ -246,7 +247,7 @@ def _fit_language_model(
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.core.cache import cache_folder
     from benchlib.models.trainable import MODELS
-    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup, predict_llm
+    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, QUANTIZED_WEIGHTS, make_setup, predict_llm
 
     try:
         if input is not None:
@@ -258,7 +259,7 @@ def _fit_language_model(
             for flag, value in (("--dtype", dtype), ("--weights", weights)):
                 if value == "bf16":
                     _check_bf16(spec, f"{flag} bf16")
-            if dtype is None and weights in (None, "int8", "nf4"):
+            if dtype is None and weights in (None, *QUANTIZED_WEIGHTS):
                 dtype = "fp16"  # what a reader uses on a GPU without bf16, such as the T4
         language_model = resolve_model(model, also_known=tuple(MODELS))
         setup = make_setup(

@@ -1,13 +1,14 @@
 """`benchlib predict`: how fast a model trains or runs on a named GPU, predicted from its specs.
 
-The same models and options as `benchlib fit` (:mod:`benchlib.predict.speed`). Bad input (a
-model, GPU, mode or dtype that doesn't apply) ends with a one-line message naming it and exit 2.
+Language models take `benchlib fit`'s options and an ``--engine`` (:mod:`benchlib.predict.llm_speed`);
+the built-in networks are timed by the roofline alone (:mod:`benchlib.predict.speed`). Bad input (a
+model, GPU, engine, mode or format that doesn't apply) ends with a one-line message naming it and exit 2.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -16,6 +17,10 @@ from benchlib.cli.fit import ModelOpt
 from benchlib.cli.output import console, usage_error
 
 if TYPE_CHECKING:
+    from benchlib.catalog.gpus import AcceleratorSpec
+    from benchlib.catalog.language_models import LanguageModel
+    from benchlib.models.trainable import ModelSpec
+    from benchlib.predict.llm_speed import LLMSpeed
     from benchlib.predict.speed import SpeedPrediction
 
 
@@ -23,24 +28,44 @@ def predict(
     model: ModelOpt,
     gpu: Annotated[str, typer.Option("--gpu", help="A GPU in benchlib's specs, e.g. T4, 'A100 80GB SXM', 'RTX 4090'.")],
     mode: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--mode",
-            help="train (forward, backward and optimizer update) or inference "
-            "(language models: prefill, then decode with a KV cache).",
+            help="inference (language models: prefill, then decode with a KV cache), train (full "
+            "fine-tuning), lora or qlora. Default: inference for language models, train for the built-in networks.",
         ),
-    ] = "train",
+    ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="Language models: transformers (eager PyTorch: generate(), Trainer) or vllm (vLLM, SGLang "
+            "and other CUDA-graph engines; inference only).",
+        ),
+    ] = "transformers",
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            "--weights",
+            help="Language models, as in `benchlib fit`: fp32, fp16, bf16, int8, nf4, gptq-int4, gptq-int8 "
+            "or awq-int4. Default: bf16 for inference and lora, fp32 for train, nf4 for qlora.",
+        ),
+    ] = None,
     dtype: Annotated[
         str | None,
         typer.Option(
             "--dtype",
-            help="fp32, fp16 or bf16 (training: autocast over fp32 weights). "
-            "Default: fp32 for the built-in networks, bf16 for language models "
+            help="fp32, fp16 or bf16. Default: fp32 for the built-in networks, bf16 for language models "
             "(fp16 where the GPU has no bf16).",
         ),
     ] = None,
     batch: Annotated[
-        int | None, typer.Option("--batch", help="Samples per step (default 64 images, or 1 sequence).")
+        int | None,
+        typer.Option(
+            "--batch",
+            help="Samples per step (default 64 images, or 1 sequence). Inference: sequences decoded at "
+            "once, and the decode rate is their sum.",
+        ),
     ] = None,
     seq_len: Annotated[
         int | None,
@@ -50,25 +75,142 @@ def predict(
             "and the KV cache a decode step reads (default 2048, or the model's limit).",
         ),
     ] = None,
+    lora_rank: Annotated[
+        int | None, typer.Option("--lora-rank", help="lora/qlora: the adapters' rank (default 16).")
+    ] = None,
+    lora_targets: Annotated[
+        str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")
+    ] = "all-linear",
+    grad_checkpointing: Annotated[
+        bool,
+        typer.Option("--grad-checkpointing", help="Training modes: recompute activations (one more forward pass)."),
+    ] = False,
+    optimizer: Annotated[
+        str | None, typer.Option("--optimizer", help="Training modes: adamw (default) or paged_adamw_8bit.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
-    """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU."""
+    """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU.
+
+    For a language model: prefill and decode tokens/s per engine, the sequences a GPU can
+    serve at once, or training tokens/s for train, lora and qlora; each with the error the same
+    method reached on published measurements.
+    """
     from benchlib.catalog.gpus import UnknownGPU, find_gpu
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.models.trainable import MODELS
-    from benchlib.predict.speed import predict_speed
 
     try:
         # The names are looked up once, here, and the specs passed on.
         spec = find_gpu(gpu, "`predict` times GPUs only")
-        resolved = MODELS.get(model) or resolve_model(model, also_known=tuple(MODELS))
-        prediction = predict_speed(resolved, spec, mode=mode, dtype=dtype, batch=batch, seq_len=seq_len)
+        if model in MODELS:
+            _language_model_only(engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer)
+            builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
+            answer, show = builtin.as_dict(), lambda: _print(builtin)
+        else:
+            resolved = resolve_model(model, also_known=tuple(MODELS))
+            speed = _predict_language_model(
+                resolved,
+                spec,
+                mode or "inference",
+                engine,
+                weights,
+                dtype,
+                batch,
+                seq_len,
+                lora_rank,
+                lora_targets,
+                grad_checkpointing,
+                optimizer,
+            )
+            check = _published_check(speed)
+            answer, show = speed.as_dict() | {"published_check": check}, lambda: _print_llm(speed, check)
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
-        typer.echo(json.dumps(prediction.as_dict(), indent=2))
+        typer.echo(json.dumps(answer, indent=2))
         return
-    _print(prediction)
+    show()
+
+
+def _language_model_only(
+    engine: str,
+    weights: str | None,
+    lora_rank: int | None,
+    lora_targets: str,
+    grad_checkpointing: bool,
+    optimizer: str | None,
+) -> None:
+    given = [
+        flag
+        for flag, value in (
+            ("--engine", engine != "transformers"),
+            ("--weights", weights is not None),
+            ("--lora-rank", lora_rank is not None),
+            ("--lora-targets", lora_targets != "all-linear"),
+            ("--grad-checkpointing", grad_checkpointing),
+            ("--optimizer", optimizer is not None),
+        )
+        if value
+    ]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} applies to language models; the built-in networks take --dtype and --batch"
+        )
+
+
+def _predict_builtin(
+    model: ModelSpec, spec: AcceleratorSpec, mode: str, dtype: str | None, batch: int | None, seq_len: int | None
+) -> SpeedPrediction:
+    from benchlib.predict.speed import predict_speed
+
+    if seq_len is not None:
+        raise ValueError(f"--seq-len applies to language models; {model.name} has a fixed input")
+    return predict_speed(model, spec, mode=mode, dtype=dtype, batch=batch)
+
+
+def _predict_language_model(
+    model: LanguageModel,
+    spec: AcceleratorSpec,
+    mode: str,
+    engine_name: str,
+    weights: str | None,
+    dtype: str | None,
+    batch: int | None,
+    seq_len: int | None,
+    lora_rank: int | None,
+    lora_targets: str,
+    grad_checkpointing: bool,
+    optimizer: str | None,
+) -> LLMSpeed:
+    from benchlib.core.cache import cache_folder
+    from benchlib.predict.engines import find_engine
+    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup
+    from benchlib.predict.llm_speed import default_dtype, predict_llm_speed
+    from benchlib.predict.roofline import gpu_rates
+
+    engine = find_engine(engine_name)
+    if dtype is None and weights not in ("fp16", "bf16", "fp32"):
+        dtype = default_dtype(gpu_rates(spec))  # fp16 on a GPU without bf16, such as the T4
+    setup = make_setup(
+        mode,
+        weights=weights,
+        dtype=dtype,
+        batch=batch or 1,
+        seq_len=seq_len or min(DEFAULT_SEQ_LEN, model.max_positions()),
+        lora_rank=lora_rank,
+        lora_targets=lora_targets,
+        grad_checkpointing=grad_checkpointing,
+        optimizer=optimizer or "adamw",
+    )
+    return predict_llm_speed(model, spec, setup, engine, cache_dir=cache_folder("fit-llm"))
+
+
+def _published_check(p: LLMSpeed) -> dict[str, Any] | None:
+    """The error this engine's predictions reached on published measurements (`benchlib tables`)."""
+    from benchlib.tables.llm_speed_check import error_summary
+
+    return error_summary(p.engine.name, "training" if p.setup.trains else "decode")
 
 
 def _seconds(value: float) -> str:
@@ -81,20 +223,11 @@ def _flops(value: int) -> str:
 
 def _print(p: SpeedPrediction) -> None:
     r, step = p.rates, p.step
-    shape = f"batch {p.batch}" + (f" x {p.seq_len} tokens" if p.seq_len else "")
-    table = Table(title=f"{p.model} on {p.gpu}: {p.mode}, {p.dtype}, {shape}; predicted", show_header=False)
+    table = Table(title=f"{p.model} on {p.gpu}: {p.mode}, {p.dtype}, batch {p.batch}; predicted", show_header=False)
     table.add_column("what")
     table.add_column("value", overflow="fold")
-    label = "decode" if p.prefill else "throughput"
-    table.add_row(
-        label,
-        f"[bold]{p.throughput:,.0f} {p.unit}[/]" if p.throughput >= 10 else f"[bold]{p.throughput:,.2f} {p.unit}[/]",
-    )
-    if p.prefill:
-        table.add_row(
-            "prefill", f"{p.prefill_tokens_per_s:,.0f} tokens/s ({_seconds(p.prefill.seconds)} for the prompt)"
-        )
-    table.add_row("one step" if not p.prefill else "one decode step", _seconds(step.seconds))
+    table.add_row("throughput", f"[bold]{_rate(p.throughput)} {p.unit}[/]")
+    table.add_row("one step", _seconds(step.seconds))
     share = step.compute_bound_s / step.seconds if step.seconds else 0.0
     table.add_row("bound by", f"compute {share:.0%}, memory {1 - share:.0%} of the time")
     table.add_row("work", f"{_flops(step.flops)}, {step.bytes / 1e9:,.2f} GB moved")
@@ -110,5 +243,60 @@ def _print(p: SpeedPrediction) -> None:
     console.print(table)
     typer.echo(
         "A prediction, not a measurement: benchmarks/speed_published.py compares\n"
+        "predictions with published throughput."
+    )
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:,.2f}"
+
+
+def _bound_text(shares: dict[str, float]) -> str:
+    return ", ".join(f"{kind} {share:.0%}" for kind, share in shares.items() if share >= 0.005)
+
+
+def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
+    s = p.setup
+    shape = f"batch {s.batch} x {s.seq_len:,} tokens"
+    table = Table(title=f"{p.model} on {p.gpu}, {p.engine.name}: {s.describe()}, {shape}; predicted", show_header=False)
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    if p.train is not None:
+        table.add_row("training", f"[bold]{_rate(p.throughput)} tokens/s[/] ({_seconds(p.train.seconds)} a step)")
+        table.add_row("bound by", _bound_text(p.train.shares()) + " of the step")
+    if p.decode is not None:
+        per = f"{s.batch} sequences" if s.batch > 1 else "one sequence"
+        table.add_row(
+            "decode", f"[bold]{_rate(p.throughput)} tokens/s[/] for {per} ({_seconds(p.decode.seconds)} a step)"
+        )
+        table.add_row("decode bound by", _bound_text(p.decode.shares()) + f"; {p.decode.launches:,.0f} kernels a step")
+    if p.prefill is not None:
+        table.add_row("prefill", f"{_rate(p.prefill_tokens_per_s or 0)} tokens/s ({_seconds(p.prefill.seconds)})")
+        table.add_row("prefill bound by", _bound_text(p.prefill.shares()))
+    if p.concurrency is not None:
+        c = p.concurrency
+        table.add_row(
+            "serves at once",
+            f"{c.sequences:,} sequences of {c.context:,} tokens ({c.kv_bytes_per_sequence / 2**20:,.0f} MiB "
+            "of KV cache each, beside the weights)",
+        )
+    e = p.engine
+    launch = f"{e.launch_s * 1e6:.0f} µs a kernel launch" if e.launch_s else "no launch per kernel"
+    step = f", {e.step_s * 1e3:.1f} ms a step" if e.step_s else ""
+    table.add_row("engine", f"{e.title}: {launch}{step}, matmuls at {e.stream_efficiency:.0%} of bandwidth")
+    r = p.rates
+    peaks = ", ".join(f"{k} {v:g}" for k, v in r.peaks_tflops.items())
+    table.add_row("GPU figures", f"{peaks} TFLOPS; {r.bandwidth_gbps:g} GB/s ({r.generation})")
+    if r.unverified:
+        table.add_row("unverified", ", ".join(r.unverified) + " (specs not re-checked)")
+    if check:
+        table.add_row(
+            "checked",
+            f"median error {check['held_out_median_abs_error']:.0%} on {check['held_out_rows']} held-out "
+            f"published rows ({check['source']})",
+        )
+    console.print(table)
+    typer.echo(
+        "A prediction, not a measurement: benchmarks/llm_speed_published.py compares\n"
         "predictions with published throughput."
     )

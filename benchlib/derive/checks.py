@@ -121,32 +121,40 @@ def _throughput_check(record: MeasurementRecord) -> list[Check]:
 
 
 def _llama_seconds(
-    record: MeasurementRecord, mode: str, seq_len: int, max_positions: int
+    record: MeasurementRecord, mode: str, seq_len: int, decode_context: int
 ) -> tuple[float, float | None] | None:
-    """`benchlib predict`'s seconds for the record's random-weight Llama (the transformer workloads'):
-    one training step, or one decode step and the prefill; None off a GPU the specs know."""
+    """`benchlib predict`'s seconds for the record's random-weight Llama (the transformer workloads',
+    run in eager PyTorch: the transformers engine): one training step, or one decode step reading a
+    cache of ``decode_context`` tokens and the prefill of ``seq_len``; None off a GPU the specs know."""
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.models.llama import CONFIG_FIELDS, llama_config
-    from benchlib.predict.roofline import gpu_rates, step_time
-    from benchlib.predict.speed import language_model_ops
+    from benchlib.predict.engines import ENGINES
+    from benchlib.predict.llm_memory import make_setup
+    from benchlib.predict.llm_speed import count_inference, count_training
+    from benchlib.predict.roofline import gpu_rates
 
     gpu = _gpu(record)
     if gpu is None:
         return None
     p = record.params
-    config = llama_config({k: p[k] for k in CONFIG_FIELDS}, max_positions)
-    ops, prefill_ops = language_model_ops(
-        LanguageModel(str(p["model"]), str(p["model"]), config=config),
-        mode,
-        record.dtype or "fp32",
-        int(p["batch_size"]),
-        seq_len,
-    )
+    dtype = record.dtype or "fp32"
+    config = llama_config({k: p[k] for k in CONFIG_FIELDS}, max(seq_len, decode_context) + 1)
+    model = LanguageModel(str(p["model"]), str(p["model"]), config=config)
+    engine = ENGINES["transformers"]
     try:
         rates = gpu_rates(gpu)
-        return step_time(ops, rates).seconds, step_time(prefill_ops, rates).seconds if prefill_ops else None
     except UnknownGPU:
         return None
+    batch = int(p["batch_size"])
+    if mode == "train":
+        # The workload trains fp32 weights under autocast in the record's dtype, with AdamW.
+        setup = make_setup("train", weights="fp32", dtype=dtype, batch=batch, seq_len=seq_len)
+        return count_training(model, setup).time(rates, engine).seconds, None
+    setup = make_setup("inference", weights=dtype, dtype=dtype, batch=batch, seq_len=seq_len)
+    calls = count_inference(model, setup, decode_context=decode_context)
+    if calls.decode is None:
+        return None
+    return calls.decode.time(rates, engine).seconds, calls.prefill.time(rates, engine).seconds
 
 
 def _transformer_check(record: MeasurementRecord) -> list[Check]:
@@ -167,7 +175,7 @@ def _decode_check(record: MeasurementRecord) -> list[Check]:
     p = record.params
     batch, prompt, new = int(p["batch_size"]), int(p["prompt_len"]), int(p["new_tokens"])
     prefill = p["phase"] == "prefill"
-    seconds = _llama_seconds(record, "inference", prompt if prefill else prompt + new // 2, prompt + new)
+    seconds = _llama_seconds(record, "inference", prompt, prompt + new // 2)
     if seconds is None:
         return []
     decode_s, prefill_s = seconds

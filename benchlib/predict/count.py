@@ -20,6 +20,7 @@ NO_TRAFFIC = frozenset(
         "new_empty",
         "new_empty_strided",
         "detach",
+        "_unsafe_view",  # a reshape of a fresh tensor: a view in all but name
         "alias",
         "lift_fresh",
         "lift_fresh_copy",
@@ -56,6 +57,8 @@ class OpCost:
     flops: int
     bytes: int
     dtype: str
+    weight_elements: int = 0  # a dequantize op: the weights it unpacks (`benchlib.predict.engines`)
+    largest_input_bytes: int = 0  # a concatenation: its largest input (a KV cache it appends to)
 
 
 def _tensors(tree: Any) -> list[Any]:
@@ -135,7 +138,8 @@ def op_counter() -> Any:
                 moved = _nbytes(inputs) + _nbytes(outputs)
             first = (inputs or outputs)[0]
             dtype = DTYPE_NAMES.get(str(first.dtype), "other")
-            self.ops.append(OpCost(name, _kind(name) if flops else "memory", flops, moved, dtype))
+            largest = max((_nbytes([t]) for t in inputs), default=0) if name == "cat" else 0
+            self.ops.append(OpCost(name, _kind(name) if flops else "memory", flops, moved, dtype, 0, largest))
             return out
 
     return OpCounter()

@@ -34,7 +34,10 @@ from benchlib.catalog.language_models import LanguageModel
 from benchlib.predict.memory import DeviceMemory, read_traces, solve_max_batch, write_traces
 
 MODES: tuple[str, ...] = ("inference", "train", "lora", "qlora")
-WEIGHTS: tuple[str, ...] = ("fp32", "fp16", "bf16", "int8", "nf4")
+# The float formats, then the quantized ones (`benchlib.predict.quantized.QUANTIZED`): bitsandbytes'
+# LLM.int8 and NF4, and GPTQ/AWQ checkpoints.
+WEIGHTS: tuple[str, ...] = ("fp32", "fp16", "bf16", "int8", "nf4", "gptq-int4", "gptq-int8", "awq-int4")
+QUANTIZED_WEIGHTS: tuple[str, ...] = WEIGHTS[3:]
 COMPUTE_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
 LLM_OPTIMIZERS: tuple[str, ...] = ("adamw", "paged_adamw_8bit")
 DEFAULT_WEIGHTS = {"inference": "bf16", "train": "fp32", "lora": "bf16", "qlora": "nf4"}
@@ -116,7 +119,7 @@ def make_setup(
     if weights is None:
         # Inference and a LoRA base store the weights in the compute dtype asked for.
         weights = dtype if dtype and mode in ("inference", "lora") else DEFAULT_WEIGHTS[mode]
-    if mode == "train" and weights in ("int8", "nf4"):
+    if mode == "train" and weights in QUANTIZED_WEIGHTS:
         raise ValueError(
             f"--mode train --weights {weights}: full fine-tuning updates every weight, and "
             "quantized weights can't be trained; use --mode qlora (or lora --weights int8)"
@@ -229,7 +232,7 @@ class StepTracer:
             self.model = model.build(depth, torch_dtype(float_weights))
             if setup.mode in ("lora", "qlora"):
                 self._add_adapters()
-            if setup.weights in ("int8", "nf4"):
+            if setup.weights in QUANTIZED_WEIGHTS:
                 _quantize(self.model, setup)
             if setup.mode == "qlora":
                 # peft's prepare_model_for_kbit_training, which QLoRA recipes call: every parameter
@@ -292,24 +295,41 @@ class StepTracer:
         Training has two phases, forward + backward and the optimizer update, traced apart: each
         grows by its own amount per layer, and which one is higher can change with depth.
         """
-        import torch
-
         batch, seq_len = (self.setup.batch, size) if not self.setup.trains else (size, self.setup.seq_len)
-        with self.mode:
-            inputs = self.language_model.inputs(self.model, batch, seq_len, self.vocab, self.setup.trains)
+        inputs = self.inputs(batch, seq_len)
         if not self.setup.trains:
-            with self._tracking(inputs) as tracker, torch.no_grad():
-                output = self.language_model.prefill(self.model, inputs)
+            with self._tracking(inputs) as tracker:
+                output = self.prefill(inputs)
             return {"prefill": _by_kind(tracker, _cache_bytes(output))}
         with self._tracking(inputs) as forward_backward:
-            with torch.autocast("cpu", dtype=torch_dtype(self.setup.dtype), enabled=self._autocast):
-                loss = self.language_model.loss(self.model, inputs)
-            loss.backward()
-        del loss
+            self.forward_backward(inputs)
         with self._tracking(inputs) as update:
-            self.optimizer.step()
-            self.optimizer.zero_grad(set_to_none=True)
+            self.optimizer_step()
         return {"forward_backward": _by_kind(forward_backward), "optimizer_step": _by_kind(update)}
+
+    # The phases of a step, which `peak` traces and `benchlib.predict.llm_speed` counts.
+
+    def inputs(self, batch: int, seq_len: int) -> dict[str, Any]:
+        with self.mode:
+            return self.language_model.inputs(self.model, batch, seq_len, self.vocab, self.setup.trains)
+
+    def prefill(self, inputs: dict[str, Any]) -> Any:
+        import torch
+
+        with torch.no_grad():
+            return self.language_model.prefill(self.model, inputs)
+
+    def forward_backward(self, inputs: dict[str, Any]) -> None:
+        import torch
+
+        with torch.autocast("cpu", dtype=torch_dtype(self.setup.dtype), enabled=self._autocast):
+            loss = self.language_model.loss(self.model, inputs)
+        loss.backward()
+
+    def optimizer_step(self) -> None:
+        assert self.optimizer is not None
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
 
     @contextmanager
     def _tracking(self, inputs: dict[str, Any]) -> Iterator[Any]:

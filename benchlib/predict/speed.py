@@ -1,18 +1,13 @@
-"""How fast one model runs on one GPU: one step traced on fake tensors, counted, then timed.
+"""How fast one of `benchlib fit`'s built-in networks runs on one GPU: one step traced on fake tensors, counted, timed.
 
-The models are `benchlib fit`'s: its built-in networks (``resnet50`` ...) and language models
-(a shipped name, a Hugging Face id or a ``config.json``), with the same ``--batch``, ``--seq-len``
-and ``--dtype`` meanings, so a page can show memory and speed side by side. Training is one full
-step (forward, backward, AdamW or Adam update) under autocast with fp32 weights; inference is a
-forward pass in the dtype. For a causal language model, inference is a prefill of ``seq_len``
-tokens and one decode step that reads a KV cache of ``seq_len`` tokens; its throughput is the
-decode rate, which is what "tokens per second" means to a reader.
+The networks (``resnet50`` ...) take `benchlib fit`'s ``--batch`` and ``--dtype`` meanings, so a
+page can show memory and speed side by side. Training is one full step (forward, backward, Adam
+update) under autocast with fp32 weights; inference is a forward pass in the dtype. Language
+models are timed per engine by :mod:`benchlib.predict.llm_speed`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import warnings
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +16,6 @@ from benchlib.predict.roofline import GpuRates, StepTime, UnknownSpeedGPU, gpu_r
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
-    from benchlib.catalog.language_models import LanguageModel
     from benchlib.models.trainable import ModelSpec
 
 MODES = ("train", "inference")
@@ -43,20 +37,10 @@ class SpeedPrediction:
     mode: str
     dtype: str
     batch: int
-    seq_len: int | None
     throughput: float
     unit: str
     step: StepTime
     rates: GpuRates
-    prefill: StepTime | None = None
-
-    @property
-    def prefill_tokens_per_s(self) -> float | None:
-        return self.batch * self.seq_len / self.prefill.seconds if self.prefill and self.seq_len else None
-
-    @property
-    def decode_tokens_per_s(self) -> float | None:
-        return self.throughput if self.prefill else None
 
     def as_dict(self) -> dict[str, Any]:
         step = self.step
@@ -66,7 +50,6 @@ class SpeedPrediction:
             "mode": self.mode,
             "dtype": self.dtype,
             "batch": self.batch,
-            "seq_len": self.seq_len,
             "throughput": self.throughput,
             "unit": self.unit,
             "step_s": step.seconds,
@@ -75,9 +58,6 @@ class SpeedPrediction:
             "compute_bound_share": step.compute_bound_s / step.seconds if step.seconds else 0.0,
             "flops": step.flops,
             "bytes_moved": step.bytes,
-            "prefill_tokens_per_s": self.prefill_tokens_per_s,
-            "decode_tokens_per_s": self.decode_tokens_per_s,
-            "prefill_s": self.prefill.seconds if self.prefill else None,
             "rates": asdict(self.rates),
             "method": METHOD,
             "kind": "predicted",
@@ -112,147 +92,40 @@ def builtin_ops(spec: ModelSpec, mode: str, dtype: str, batch: int) -> tuple[lis
     return _count(forward, tracer.mode), unit
 
 
-def _language_model_ops(
-    language_model: LanguageModel, mode: str, dtype: str, batch: int, seq_len: int
-) -> tuple[list[OpCost], list[OpCost] | None, str]:
-    """(ops of the step that sets the throughput, ops of the prefill or None, display name)."""
-    import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    from benchlib.predict.llm_memory import to_fake, torch_dtype
-
-    fake = FakeTensorMode(allow_non_fake_inputs=True)
-    weights = "fp32" if mode == "train" else dtype
-    with torch.device("meta"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        model = language_model.build(None, torch_dtype(weights))
-    to_fake(model, fake)
-    vocab = language_model.vocab_size(model)
-    with fake:
-        inputs = language_model.inputs(model, batch, seq_len, vocab, mode == "train")
-    if mode == "train":
-        model.train()
-        with fake:
-            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
-            for p in model.parameters():
-                p.grad = torch.zeros_like(p)
-            optimizer.step()  # the moments exist in every step after the first
-
-        def train_step() -> None:
-            with torch.autocast("cpu", dtype=torch_dtype(dtype), enabled=dtype != "fp32"):
-                loss = language_model.loss(model, inputs)
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-
-        return _count(train_step, fake), None, language_model.title
-    model.eval()
-    outputs: dict[str, Any] = {}
-
-    def prefill() -> None:
-        with torch.no_grad():
-            outputs["prefill"] = language_model.prefill(model, inputs)
-
-    prefill_ops = _count(prefill, fake)
-    cache = getattr(outputs["prefill"], "past_key_values", None)
-    if language_model.kind != "causal" or cache is None:
-        return prefill_ops, None, language_model.title
-    with fake:
-        next_ids = torch.randint(0, vocab, (batch, 1))
-
-    def decode() -> None:
-        with torch.no_grad():
-            model(input_ids=next_ids, past_key_values=cache, use_cache=True)
-
-    return _count(decode, fake), prefill_ops, language_model.title
-
-
 def predict_speed(
-    model: ModelSpec | LanguageModel,
+    model: ModelSpec,
     gpu: AcceleratorSpec,
     *,
     mode: str = "train",
     dtype: str | None = None,
     batch: int | None = None,
-    seq_len: int | None = None,
 ) -> SpeedPrediction:
-    """Predict the throughput of ``model`` (a built-in network or a language model, resolved by the caller)
-    on ``gpu``; ValueError or UnknownSpeedGPU say what to change.
-
-    ``dtype`` defaults to fp32 for the built-in networks and to bf16 for language models (fp16 on
-    GPUs without bf16); ``batch`` to 64 images or 1 sequence; ``seq_len`` to `benchlib fit`'s
-    default, capped at the model's context.
-    """
-    from benchlib.models.trainable import ModelSpec
-    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN
-
+    """Predict the throughput of a built-in network on ``gpu`` (both resolved by the caller); ValueError
+    or UnknownSpeedGPU say what to change. ``dtype`` defaults to fp32, ``batch`` to 64."""
     if mode not in MODES:
         raise ValueError(f"--mode {mode!r}: choose one of {', '.join(MODES)}")
     if dtype is not None and dtype not in DTYPES:
         raise ValueError(f"--dtype {dtype!r}: choose one of {', '.join(DTYPES)}")
-    if (batch is not None and batch < 1) or (seq_len is not None and seq_len < 1):
-        raise ValueError("--batch and --seq-len must be at least 1")
+    if batch is not None and batch < 1:
+        raise ValueError("--batch must be at least 1")
     rates = gpu_rates(gpu)
-    builtin = isinstance(model, ModelSpec)
-    if dtype is None:
-        dtype = "fp32" if builtin else language_model_dtype(rates)
+    dtype = dtype or "fp32"
     if dtype != "fp32" and dtype not in rates.peaks_tflops:
         raise UnknownSpeedGPU(
             f"{rates.name}: the specs give no {dtype} peak (it may not support {dtype}); try --dtype fp16 or fp32"
         )
-    prefill = None
-    if builtin:
-        if seq_len is not None:
-            raise ValueError(f"--seq-len applies to language models; {model.name} has a fixed input")
-        batch = batch or DEFAULT_IMAGE_BATCH
-        ops, unit = builtin_ops(model, mode, dtype, batch)
-        title = model.title
-        step = step_time(ops, rates)
-        per_step = batch * (model.input_shape()[0] if unit == "tokens/s" else 1)
-    else:
-        batch = batch or 1
-        seq_len = seq_len or min(DEFAULT_SEQ_LEN, model.max_positions())
-        with _quiet():
-            ops, prefill_ops, title = _language_model_ops(model, mode, dtype, batch, seq_len)
-        unit = "tokens/s"
-        step = step_time(ops, rates)
-        if prefill_ops is not None:
-            prefill = step_time(prefill_ops, rates)
-            per_step = batch
-        else:
-            per_step = batch * seq_len
+    batch = batch or DEFAULT_IMAGE_BATCH
+    ops, unit = builtin_ops(model, mode, dtype, batch)
+    step = step_time(ops, rates)
+    per_step = batch * (model.input_shape()[0] if unit == "tokens/s" else 1)
     return SpeedPrediction(
-        model=title,
+        model=model.title,
         gpu=rates.name,
         mode=mode,
         dtype=dtype,
         batch=batch,
-        seq_len=seq_len,
         throughput=per_step / step.seconds,
         unit=unit,
         step=step,
         rates=rates,
-        prefill=prefill,
     )
-
-
-def language_model_dtype(rates: GpuRates) -> str:
-    """A language model's default dtype on a GPU: bf16, or fp16 where the specs give no bf16 peak (T4, P100)."""
-    return "bf16" if "bf16" in rates.peaks_tflops else "fp16"
-
-
-def language_model_ops(
-    model: LanguageModel, mode: str, dtype: str, batch: int, seq_len: int
-) -> tuple[list[OpCost], list[OpCost] | None]:
-    """The ops `predict_speed` times for a language model, decode and prefill for a causal one in
-    inference, counted once so a caller can time them on many GPUs with `step_time`."""
-    with _quiet():
-        ops, prefill_ops, _ = _language_model_ops(model, mode, dtype, batch, seq_len)
-    return ops, prefill_ops
-
-
-@contextlib.contextmanager
-def _quiet() -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield

@@ -25,8 +25,9 @@ from benchlib.core.package_data import table_file
 from benchlib.core.paths import reported_dir
 from benchlib.derive import published_speed as speed_published
 from benchlib.derive.published_speed import compared_files
-from benchlib.predict.count import OpCost
+from benchlib.predict.engines import ENGINES
 from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup
+from benchlib.predict.llm_speed import METHOD, CountedCall, count_inference, default_dtype
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
@@ -35,8 +36,7 @@ from benchlib.predict.memory import (
     gpu_memory,
 )
 from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
-from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
-from benchlib.predict.speed import METHOD, language_model_dtype, language_model_ops
+from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates
 from benchlib.tables import Table, data_digests, digest_bytes, digest_json, file_digests, register
 
 NAME = "can_i_run_it"
@@ -126,23 +126,24 @@ def speed_digest() -> str:
 
 def decode_rates(model: LanguageModel, task: Task, fits: dict[str, int]) -> dict[str, float | None]:
     """Predicted decode tokens/s of ``model`` in ``task``'s setup on each column where it fits that
-    setup's context, None elsewhere. The ops of a decode step don't depend on the GPU, so they are
-    counted once per dtype and timed on each column. Two GPUs run their layers one after the other
-    (``device_map="auto"``), so a pair decodes at one GPU's rate."""
-    setup = task.setup
-    counted: dict[str, list[OpCost] | None] = {}
+    setup's context, None elsewhere, as `benchlib predict` gives them for eager ``generate()``. The
+    ops of a decode step don't depend on the GPU, so they are counted once per dtype and timed on
+    each column. Two GPUs run their layers one after the other (``device_map="auto"``), so a pair
+    decodes at one GPU's rate."""
+    engine = ENGINES["transformers"]
+    counted: dict[str, CountedCall | None] = {}
     rates: dict[str, float | None] = {}
     for column in COLUMNS:
-        if fits[column.key] < setup.seq_len:
+        if fits[column.key] < task.setup.seq_len:
             rates[column.key] = None
             continue
         gpu = gpu_rates(column.spec)
-        dtype = language_model_dtype(gpu)
+        dtype = default_dtype(gpu)
         if dtype not in counted:
-            ops, prefill_ops = language_model_ops(model, "inference", dtype, setup.batch, setup.seq_len)
-            counted[dtype] = ops if prefill_ops is not None else None  # no KV cache: no decode step
-        ops = counted[dtype]
-        rates[column.key] = setup.batch / step_time(ops, gpu).seconds if ops is not None else None
+            setup = make_setup("inference", dtype=dtype, batch=task.setup.batch, seq_len=task.setup.seq_len)
+            counted[dtype] = count_inference(model, setup).decode
+        call = counted[dtype]
+        rates[column.key] = task.setup.batch / call.time(gpu, engine).seconds if call is not None else None
     return rates
 
 
@@ -244,7 +245,7 @@ def predict_table(
             "task": INFERENCE.key,
             "batch": INFERENCE.setup.batch,
             "seq_len": INFERENCE.setup.seq_len,
-            "dtypes": {c.key: language_model_dtype(gpu_rates(c.spec)) for c in COLUMNS},
+            "dtypes": {c.key: default_dtype(gpu_rates(c.spec)) for c in COLUMNS},
             "method": METHOD,
             "memory_efficiency": MEMORY_EFFICIENCY,
             "rates_digest": speed_digest(),

@@ -1,0 +1,237 @@
+"""How a software stack turns a step's ops into seconds: eager ``generate()``, or a served engine.
+
+The roofline (:mod:`benchlib.predict.roofline`) gives each op's GPU time: the slower of its
+arithmetic and its memory traffic. What it leaves out is the host. Two kinds of engine differ there:
+
+* **transformers** (eager PyTorch, ``model.generate()``, ``Trainer``): Python and the dispatcher
+  launch every kernel one by one. Kernels run asynchronously, so a launch overlaps the kernel
+  before it, and an op takes the longer of its launch and its GPU time. A 0.5B model's decode
+  step has about a thousand small ops, each far shorter than its launch: the host sets the speed.
+* **vllm** (vLLM, SGLang, gpt-fast and other engines that replay a decode step as one CUDA
+  graph): no per-kernel launch, a fixed cost per step for scheduling and sampling, and each
+  op at its roofline time. Its KV cache is allocated up front (paged), so a step writes only the
+  new token's keys and values, where transformers' ``DynamicCache`` concatenates, copying the
+  whole cache every step.
+
+Each engine has its own fractions of peak bandwidth: for the matmuls that stream dense weights,
+for attention reading the KV cache, and for the fused kernels that read packed GPTQ, AWQ or NF4
+weights. The constants are set once per engine, never per GPU or model:
+``benchmarks/llm_speed_published.py`` fits them on the calibration half of Qwen's published speed
+benchmarks (``benchlib/data/published_llm_speed.yaml``) and reports the held-out half;
+``tests/test_llm_speed.py`` checks that the fit still picks them. What they came to says something
+of the stacks Qwen measured (transformers 4.46 with AutoGPTQ and AutoAWQ, vLLM 0.6): transformers'
+attention reads a long cache slowly (flash-attention without split-KV keeps most of an A100 idle
+at batch 1), and AutoGPTQ's and AutoAWQ's kernels reach a fifth of the bandwidth vLLM's do.
+
+Quantized weights (:mod:`benchlib.predict.quantized`): a decode step that feeds one token to a
+layer reads the packed weights in a fused kernel (bitsandbytes' ``gemv_4bit``, the GPTQ/AWQ
+kernels); a served engine does so at any batch (Marlin). Otherwise each layer dequantizes its
+weight into the compute dtype first: one more kernel, reading the packed weight and writing a dense one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from benchlib.predict.count import OpCost
+from benchlib.predict.roofline import GpuRates
+
+DEQUANTIZE = "dequantize"
+FUSED_QUANTIZED = "fused quantized matmul"
+# Which efficiency each kind of op's memory traffic runs at (`OpTimes.kinds` indexes this).
+TRAFFIC_KINDS = ("memory", "matmul", "attention", FUSED_QUANTIZED)
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+BOUNDS = ("compute", "memory", "overhead")
+
+
+class EngineMismatch(ValueError):
+    """A mode or weight format the engine can't run: the message names the pair."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One software stack's costs beyond the roofline, each set once for the engine."""
+
+    name: str
+    title: str
+    launch_s: float  # host seconds per kernel launch; 0 where a CUDA graph replays the step
+    step_s: float  # fixed host seconds per forward call (a served engine's scheduling and sampling)
+    stream_efficiency: float  # fraction of peak bandwidth a memory-bound matmul reaches
+    attention_efficiency: float  # ... that attention reaches reading the KV cache
+    quantized_efficiency: float  # ... that a fused kernel reading packed (GPTQ, AWQ, NF4) weights reaches
+    fused_quantized_tokens: int | None  # most tokens per call a fused quantized kernel takes (None: any)
+    appends_in_place: bool  # writes a new token into a preallocated KV cache instead of concatenating
+    modes: tuple[str, ...]
+    weights: tuple[str, ...]
+    basis: str
+
+    def check(self, mode: str, weights: str) -> None:
+        """EngineMismatch where this engine doesn't run ``mode`` with ``weights``."""
+        if mode not in self.modes:
+            runs = " and ".join(self.modes)
+            raise EngineMismatch(
+                f"--mode {mode} with --engine {self.name}: {self.title} runs {runs} only; "
+                "training speed is predicted for --engine transformers"
+            )
+        if weights not in self.weights:
+            raise EngineMismatch(
+                f"--weights {weights} with --engine {self.name}: {self.title} runs {', '.join(self.weights)}; "
+                "use --engine transformers for bitsandbytes formats"
+            )
+
+
+ENGINES: dict[str, Engine] = {
+    "transformers": Engine(
+        name="transformers",
+        title="transformers (eager PyTorch: generate(), Trainer)",
+        launch_s=21e-6,
+        step_s=0.0,
+        stream_efficiency=0.70,
+        attention_efficiency=0.35,
+        quantized_efficiency=0.20,
+        fused_quantized_tokens=1,
+        appends_in_place=False,
+        modes=("inference", "train", "lora", "qlora"),
+        weights=("fp32", "fp16", "bf16", "int8", "nf4", "gptq-int4", "gptq-int8", "awq-int4"),
+        basis="fitted by benchmarks/llm_speed_published.py on the calibration half of Qwen's transformers rows",
+    ),
+    "vllm": Engine(
+        name="vllm",
+        title="vLLM (CUDA graphs; also SGLang and other served engines)",
+        launch_s=0.0,
+        step_s=4.5e-3,
+        stream_efficiency=0.85,
+        attention_efficiency=0.95,
+        quantized_efficiency=0.70,
+        fused_quantized_tokens=None,
+        appends_in_place=True,
+        modes=("inference",),
+        weights=("fp16", "bf16", "gptq-int4", "gptq-int8", "awq-int4"),
+        basis="fitted by benchmarks/llm_speed_published.py on the calibration half of Qwen's vLLM rows",
+    ),
+}
+
+
+def find_engine(name: str) -> Engine:
+    """The engine called ``name``; ValueError lists the engines."""
+    if name not in ENGINES:
+        raise ValueError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
+    return ENGINES[name]
+
+
+@dataclass(frozen=True)
+class EngineTime:
+    """One call's predicted seconds, split by what bounds each op."""
+
+    compute_s: float
+    memory_s: float
+    overhead_s: float
+    launches: float
+    flops: float
+    bytes: float
+
+    @property
+    def seconds(self) -> float:
+        return self.compute_s + self.memory_s + self.overhead_s
+
+    @property
+    def bound(self) -> str:
+        """compute, memory or overhead: whichever takes most of the time."""
+        return max(BOUNDS, key=lambda b: getattr(self, f"{b}_s"))
+
+    def shares(self) -> dict[str, float]:
+        total = self.seconds or 1.0
+        return {b: getattr(self, f"{b}_s") / total for b in BOUNDS}
+
+    def extrapolate(self, other: EngineTime, steps: float) -> EngineTime:
+        """This time plus ``steps`` times the difference to ``other`` (one more layer): depth extrapolation."""
+        fields = ("compute_s", "memory_s", "overhead_s", "launches", "flops", "bytes")
+        return EngineTime(**{f: getattr(self, f) + steps * (getattr(other, f) - getattr(self, f)) for f in fields})
+
+
+def with_fused_weights(ops: list[OpCost], engine: Engine, tokens_per_call: int) -> list[OpCost]:
+    """The ops as ``engine`` runs them: where its kernels read packed weights directly, a dequantize
+    op goes and the matmul after it reads the packed bytes instead of the dense ones."""
+    fused = engine.fused_quantized_tokens is None or tokens_per_call <= engine.fused_quantized_tokens
+    if not fused or not any(op.op == DEQUANTIZE for op in ops):
+        return ops
+    out: list[OpCost] = []
+    pending: OpCost | None = None
+    for op in ops:
+        if op.op == DEQUANTIZE:
+            pending = op
+            continue
+        if pending is not None and op.kind == "matmul":
+            dense = pending.weight_elements * DTYPE_BYTES.get(op.dtype, 2)
+            packed = pending.bytes - dense
+            op = replace(op, kind=FUSED_QUANTIZED, bytes=max(0, op.bytes - dense) + packed)
+            pending = None
+        out.append(op)
+    return out
+
+
+@dataclass(frozen=True)
+class OpTimes:
+    """A call's ops on one GPU, as arrays: what doesn't depend on an engine's constants, computed once."""
+
+    arithmetic_s: Any  # numpy arrays, one entry per op
+    bytes: Any
+    kinds: Any  # index into TRAFFIC_KINDS: which bandwidth fraction the op's traffic runs at
+    bandwidth: float  # bytes/s
+    memory_efficiency: float
+    flops: float
+
+    @property
+    def launches(self) -> int:
+        return len(self.bytes)
+
+
+def _traffic(op: OpCost, engine: Engine) -> float:
+    if engine.appends_in_place and op.largest_input_bytes:
+        return float(op.bytes - 2 * op.largest_input_bytes)  # reads and writes the new piece only
+    return float(op.bytes)
+
+
+def op_times(ops: list[OpCost], rates: GpuRates, engine: Engine) -> OpTimes:
+    import numpy as np
+
+    return OpTimes(
+        arithmetic_s=np.array([op.flops / (rates.compute_tflops(op) * 1e12) if op.flops else 0.0 for op in ops]),
+        bytes=np.array([_traffic(op, engine) for op in ops]),
+        kinds=np.array([TRAFFIC_KINDS.index(op.kind if op.kind in TRAFFIC_KINDS else "matmul") for op in ops]),
+        bandwidth=rates.bandwidth_gbps * 1e9,
+        memory_efficiency=rates.memory_efficiency,
+        flops=float(sum(op.flops for op in ops)),
+    )
+
+
+def time_ops(t: OpTimes, engine: Engine) -> EngineTime:
+    """Seconds of one call under ``engine``: each op takes the longest of its arithmetic, its traffic and its launch."""
+    import numpy as np
+
+    fractions = (
+        t.memory_efficiency,
+        engine.stream_efficiency,
+        engine.attention_efficiency,
+        engine.quantized_efficiency,
+    )
+    efficiency = np.array(fractions)[t.kinds]
+    traffic = t.bytes / (t.bandwidth * efficiency)
+    launch_bound = engine.launch_s > np.maximum(t.arithmetic_s, traffic)
+    compute_bound = ~launch_bound & (t.arithmetic_s > traffic)
+    memory_bound = ~launch_bound & ~compute_bound
+    return EngineTime(
+        compute_s=float(t.arithmetic_s[compute_bound].sum()),
+        memory_s=float(traffic[memory_bound].sum()),
+        overhead_s=float(launch_bound.sum()) * engine.launch_s + engine.step_s,
+        launches=float(t.launches),
+        flops=t.flops,
+        bytes=float(t.bytes.sum()),
+    )
+
+
+def engine_time(ops: list[OpCost], rates: GpuRates, engine: Engine, tokens_per_call: int) -> EngineTime:
+    """Seconds of one call of ``ops``, feeding ``tokens_per_call`` tokens to each layer, on a GPU with
+    ``rates`` under ``engine``."""
+    return time_ops(op_times(with_fused_weights(ops, engine, tokens_per_call), rates, engine), engine)

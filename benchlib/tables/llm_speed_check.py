@@ -1,0 +1,108 @@
+"""Predicted against published language-model speeds, per engine and kind: computed once and committed.
+
+`benchlib.derive.published_llm_speed` predicts every published row (Qwen's speed benchmarks, the
+fine-tuning figures) in its stated setup; counting their calls takes minutes, so `benchlib tables`
+writes the rows, the rows left out with their reason, and the error per engine, kind and half to
+``benchlib/tables/llm_speed_check.json``. `benchlib predict` and the pages quote the held-out
+errors from it, so that every predicted speed carries its measured error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from benchlib.catalog.gpus import find_gpu
+from benchlib.derive.published_llm_speed import (
+    HELD_OUT,
+    INFERENCE_FILE,
+    TRAINING_FILE,
+    compare,
+    count_rows,
+    fit_engine,
+    published_rows,
+    summaries,
+)
+from benchlib.predict.engines import ENGINES
+from benchlib.predict.roofline import gpu_rates
+from benchlib.tables import Table, TableMissing, data_digests, digest_json, read, register
+
+NAME = "llm_speed_check"
+PACKAGES = ("torch", "transformers", "peft")
+
+
+def _engines() -> dict[str, Any]:
+    return {name: asdict(engine) for name, engine in ENGINES.items()}
+
+
+def speed_check(on_step: Callable[[str], None] = lambda step: None) -> dict[str, Any]:
+    """Every published row predicted, what was left out, and the constants the calibration half picks."""
+    counted, left_out = count_rows(on_row=on_step)
+    rows = compare(counted)
+    fitted = {name: fit_engine(name, counted) for name in ENGINES}
+    return {
+        "rows": [{**asdict(r), "error": r.error} for r in rows],
+        "left_out": [asdict(x) for x in left_out],
+        "summaries": summaries(rows),
+        "engines": _engines(),
+        "fitted": {
+            name: {
+                "launch_s": e.launch_s,
+                "step_s": e.step_s,
+                "stream_efficiency": e.stream_efficiency,
+                "attention_efficiency": e.attention_efficiency,
+                "quantized_efficiency": e.quantized_efficiency,
+            }
+            for name, e in fitted.items()
+        },
+    }
+
+
+def error_summary(engine: str, kind: str, table: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The held-out error of ``engine``'s ``kind`` predictions (decode, prefill, training), or None
+    where no published row checks them."""
+    if table is None:
+        try:
+            table = read(NAME)
+        except TableMissing:
+            return None
+    for summary in table["summaries"]:
+        if (summary["engine"], summary["kind"], summary["half"]) == (engine, kind, HELD_OUT):
+            sources = sorted({r["source"] for r in table["rows"] if (r["engine"], r["kind"]) == (engine, kind)})
+            return {
+                "held_out_median_abs_error": summary["median_abs_error"],
+                "held_out_rows": summary["rows"],
+                "worst_error": summary["worst_error"],
+                "source": ", ".join(sources),
+                "target": summary["target"],
+            }
+    return None
+
+
+def inputs() -> dict[str, str]:
+    gpus = sorted({str(p.gpu) for p in published_rows() if p.gpu})
+    return {
+        **data_digests(INFERENCE_FILE.name, TRAINING_FILE.name, "language_models.yaml"),
+        "engine constants": digest_json(_engines()),
+        "GPU rates": digest_json([asdict(gpu_rates(find_gpu(g))) for g in gpus]),
+    }
+
+
+def summary(table: dict[str, Any]) -> str:
+    held = [s for s in table["summaries"] if s["half"] == HELD_OUT]
+    parts = [f"{s['engine']} {s['kind']} {s['median_abs_error']:.0%}" for s in held]
+    return f"{len(table['rows'])} published rows predicted; held-out median error: " + ", ".join(parts)
+
+
+TABLE = register(
+    Table(
+        name=NAME,
+        description="predicted against published language-model speeds (decode per engine, fine-tuning)",
+        compute=lambda on_step: speed_check(on_step),
+        inputs=inputs,
+        steps=lambda: len(published_rows()),
+        packages=PACKAGES,
+        summary=summary,
+    )
+)
