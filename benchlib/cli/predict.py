@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.models.trainable import ModelSpec
+    from benchlib.predict.engines import Engine
     from benchlib.predict.llm_speed import LLMSpeed
     from benchlib.predict.speed import SpeedPrediction
 
@@ -99,6 +100,7 @@ def predict(
     from benchlib.catalog.gpus import UnknownGPU, find_gpu
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.models.trainable import MODELS
+    from benchlib.predict.engines import find_engine
 
     try:
         # The names are looked up once, here, and the specs passed on.
@@ -108,12 +110,13 @@ def predict(
             builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
             answer, show = builtin.as_dict(), lambda: _print(builtin)
         else:
+            chosen = find_engine(engine)  # before the model: a typo answers at once
             resolved = resolve_model(model, also_known=tuple(MODELS))
             speed = _predict_language_model(
                 resolved,
                 spec,
                 mode or "inference",
-                engine,
+                chosen,
                 weights,
                 dtype,
                 batch,
@@ -173,7 +176,7 @@ def _predict_language_model(
     model: LanguageModel,
     spec: AcceleratorSpec,
     mode: str,
-    engine_name: str,
+    engine: Engine,
     weights: str | None,
     dtype: str | None,
     batch: int | None,
@@ -184,12 +187,10 @@ def _predict_language_model(
     optimizer: str | None,
 ) -> LLMSpeed:
     from benchlib.core.cache import cache_folder
-    from benchlib.predict.engines import find_engine
     from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup
     from benchlib.predict.llm_speed import default_dtype, predict_llm_speed
     from benchlib.predict.roofline import gpu_rates
 
-    engine = find_engine(engine_name)
     if dtype is None and weights not in ("fp16", "bf16", "fp32"):
         dtype = default_dtype(gpu_rates(spec))  # fp16 on a GPU without bf16, such as the T4
     setup = make_setup(
