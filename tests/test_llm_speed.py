@@ -155,7 +155,7 @@ def test_the_table_names_the_engine_what_bounds_it_and_that_it_is_predicted(tmp_
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "predicted" in text and "decode" in text and "prefill" in text and "overhead" in text
-    assert "transformers" in text and "serves at once" in text
+    assert "transformers" in text and "fits at once" in text
     assert "A prediction, not a measurement" in text
 
 
@@ -197,6 +197,14 @@ def test_a_gpu_without_the_figure_a_prediction_needs_names_it(tmp_path):
     assert result.exit_code == 2, result.output
     text = " ".join(result.output.split())
     assert "K80: the specs give no fp16 peak" in text and "--dtype fp32" in text
+
+
+@pytest.mark.slow
+def test_training_says_how_long_a_million_tokens_take(tmp_path):
+    result = invoke("--model", tiny_config(tmp_path), "--gpu", "T4", "--mode", "qlora", "--seq-len", "128")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "a million tokens" in text and "min" in text
 
 
 def test_engine_flags_are_for_language_models():

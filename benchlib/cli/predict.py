@@ -248,6 +248,12 @@ def _print(p: SpeedPrediction) -> None:
     )
 
 
+def _duration(seconds: float) -> str:
+    """An hour and a half reads as "1 h 30 min", under an hour as "33 min"."""
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+
+
 def _rate(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:,.2f}"
 
@@ -264,6 +270,7 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
     table.add_column("value", overflow="fold")
     if p.train is not None:
         table.add_row("training", f"[bold]{_rate(p.throughput)} tokens/s[/] ({_seconds(p.train.seconds)} a step)")
+        table.add_row("a million tokens", _duration(1e6 / p.throughput))
         table.add_row("bound by", _bound_text(p.train.shares()) + " of the step")
     if p.decode is not None:
         per = f"{s.batch} sequences" if s.batch > 1 else "one sequence"
@@ -277,14 +284,18 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
     if p.concurrency is not None:
         c = p.concurrency
         table.add_row(
-            "serves at once",
-            f"{c.sequences:,} sequences of {c.context:,} tokens ({c.kv_bytes_per_sequence / 2**20:,.0f} MiB "
-            "of KV cache each, beside the weights)",
+            "fits at once",
+            f"{c.sequences:,} sequences of {c.context:,} tokens: their KV caches "
+            f"({c.kv_bytes_per_sequence / 2**20:,.0f} MiB each) beside the weights",
         )
     e = p.engine
     launch = f"{e.launch_s * 1e6:.0f} µs a kernel launch" if e.launch_s else "no launch per kernel"
     step = f", {e.step_s * 1e3:.1f} ms a step" if e.step_s else ""
-    table.add_row("engine", f"{e.title}: {launch}{step}, matmuls at {e.stream_efficiency:.0%} of bandwidth")
+    table.add_row(
+        "engine",
+        f"{e.title}: {launch}{step}; memory at {e.stream_efficiency:.0%} of bandwidth, "
+        f"attention at {e.attention_efficiency:.0%}, packed weights at {e.quantized_efficiency:.0%} (fitted)",
+    )
     r = p.rates
     peaks = ", ".join(f"{k} {v:g}" for k, v in r.peaks_tflops.items())
     table.add_row("GPU figures", f"{peaks} TFLOPS; {r.bandwidth_gbps:g} GB/s ({r.generation})")
@@ -296,6 +307,8 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
             f"median error {check['held_out_median_abs_error']:.0%} on {check['held_out_rows']} held-out "
             f"published rows ({check['source']})",
         )
+    else:
+        table.add_row("checked", "no published measurement of this kind to check against yet")
     console.print(table)
     typer.echo(
         "A prediction, not a measurement: benchmarks/llm_speed_published.py compares\n"
