@@ -25,7 +25,7 @@ from benchlib.catalog.language_models import shipped_models
 from benchlib.site.platform_pages import Source, fact_flags
 from benchlib.site.render import page_link, render
 from benchlib.site.sources import read_table
-from benchlib.tables.can_i_run_it import hours_per_million_tokens, per_million_tokens
+from benchlib.tables.can_i_run_it import per_million_tokens
 from benchlib.tables.llm_speed_check import error_summary
 
 TABLE = "can_i_run_it"
@@ -144,9 +144,6 @@ def costs(model: str = COST_MODEL) -> list[dict[str, Any]]:
                     task: {
                         "usd": cost(row["training_tokens_per_s"][task][key]),
                         "batch": row["cells"][task][key],
-                        "hours": hours_per_million_tokens(row["training_tokens_per_s"][task][key])
-                        if row["training_tokens_per_s"][task][key]
-                        else None,
                     }
                     for task in ("qlora", "lora")
                 },

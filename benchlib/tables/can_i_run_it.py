@@ -302,7 +302,7 @@ def predict_table(
                 **predicted,
             }
         )
-    on_step("the QLoRA snippet, published measurements and Lambda's ResNet-50 rows")
+    on_step("the QLoRA snippet and published measurements")
     snippet = LLMPredictor(resolve_model(SNIPPET_MODEL), SNIPPET_SETUP, cache_dir).predict(
         gpu_memory(find_gpu(SNIPPET_GPU))
     )
