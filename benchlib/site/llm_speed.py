@@ -17,6 +17,7 @@ so a new price changes the pages without recomputing any prediction.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +55,11 @@ def hours_text(hours: float) -> str:
 
 
 def usd_text(usd: float) -> str:
-    """Dollars to two significant digits, cents below a dollar: ``$0.42``, ``$3.1``, ``$1,200``."""
-    return "$" + rate_text(usd) if usd >= 1 else f"${float(f'{usd:.2g}'):.2g}"
+    """Dollars to two significant digits, and at least whole cents: ``$0.035``, ``$0.10``, ``$3.1``, ``$1,200``."""
+    if usd >= 1:
+        return "$" + rate_text(usd)
+    decimals = max(2, 1 - math.floor(math.log10(usd)))
+    return f"${usd:.{decimals}f}"
 
 
 # ----------------------------------------------------------------------------- measured error
