@@ -1,4 +1,7 @@
-"""Language-model speed per engine: `benchlib predict --engine`, serving at batch > 1, fine-tuning, quantized weights."""
+"""Language-model speed per engine: `benchlib predict --engine`, serving at batch > 1, fine-tuning, quantized weights.
+
+Most tests build a model, and the first one pays for importing transformers and peft: they are marked slow.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from benchlib.catalog.language_models import resolve_model
 from benchlib.predict.engines import DEQUANTIZE, ENGINES, EngineMismatch
 from benchlib.predict.llm_memory import make_setup
 from benchlib.predict.llm_speed import count_inference, count_training, predict_llm_speed
+from benchlib.predict.roofline import gpu_rates
 from benchlib.tables import read
 
 A100 = "A100 80GB SXM"
@@ -48,6 +52,7 @@ def tiny(tmp_path):
     return resolve_model(tiny_config(tmp_path))
 
 
+@pytest.mark.slow
 def test_a_language_model_decodes_at_the_speed_its_weights_can_be_read(tiny):
     p = predict_llm_speed(
         tiny, find_gpu(A100), make_setup("inference", seq_len=256), ENGINES["vllm"], concurrency=False
@@ -63,6 +68,7 @@ def test_a_language_model_decodes_at_the_speed_its_weights_can_be_read(tiny):
     assert answer["engine"] == "vllm" and answer["kind"] == "predicted"
 
 
+@pytest.mark.slow
 def test_eager_generate_of_a_small_model_is_bound_by_kernel_launches(tiny):
     setup = make_setup("inference", seq_len=256)
     eager = predict_llm_speed(tiny, find_gpu(A100), setup, ENGINES["transformers"], concurrency=False)
@@ -74,6 +80,7 @@ def test_eager_generate_of_a_small_model_is_bound_by_kernel_launches(tiny):
     assert served.decode.overhead_s == pytest.approx(ENGINES["vllm"].step_s)
 
 
+@pytest.mark.slow
 def test_serving_more_sequences_at_once_gives_more_tokens_per_second_in_all(tiny):
     gpu, engine = find_gpu(A100), ENGINES["vllm"]
     one = predict_llm_speed(tiny, gpu, make_setup("inference", batch=1, seq_len=512), engine, concurrency=False)
@@ -82,6 +89,7 @@ def test_serving_more_sequences_at_once_gives_more_tokens_per_second_in_all(tiny
     assert many.decode.seconds > one.decode.seconds  # each of the 32 caches is read
 
 
+@pytest.mark.slow
 def test_the_largest_concurrency_is_the_kv_caches_that_fit_beside_the_weights(tiny):
     setup = make_setup("inference", seq_len=2048)
     big = predict_llm_speed(tiny, find_gpu(A100), setup, ENGINES["vllm"]).concurrency
@@ -95,6 +103,7 @@ def test_the_largest_concurrency_is_the_kv_caches_that_fit_beside_the_weights(ti
     assert 0 < small.concurrency.sequences < big.sequences
 
 
+@pytest.mark.slow
 def test_qlora_dequantizes_every_layer_in_the_forward_and_again_in_the_backward(tiny):
     linears = 2 * 7  # q, k, v, o, gate, up, down per layer
     # The first layer's q, k and v read the embeddings, which need no gradient: no backward through them.
@@ -109,21 +118,17 @@ def test_qlora_dequantizes_every_layer_in_the_forward_and_again_in_the_backward(
     assert not any(op.op == DEQUANTIZE for ops in lora.ops for op in ops)
 
 
+@pytest.mark.slow
 def test_packed_weights_are_read_packed_in_a_decode_step_and_dequantized_in_a_prefill(tiny):
-    gpu, engine = find_gpu(A100), ENGINES["transformers"]
+    rates, engine = gpu_rates(find_gpu(A100)), ENGINES["transformers"]
     dense = count_inference(tiny, make_setup("inference", seq_len=256))
     packed = count_inference(tiny, make_setup("inference", weights="gptq-int4", seq_len=256))
-    assert packed.decode.time(gpu_rates := _rates(gpu), engine).bytes < dense.decode.time(gpu_rates, engine).bytes
-    prefill = packed.prefill.time(gpu_rates, engine)
-    assert prefill.launches > dense.prefill.time(gpu_rates, engine).launches  # a dequantize kernel per layer
+    assert packed.decode.time(rates, engine).bytes < dense.decode.time(rates, engine).bytes
+    # A prefill feeds many tokens to each layer: a dequantize kernel per layer first.
+    assert packed.prefill.time(rates, engine).launches > dense.prefill.time(rates, engine).launches
 
 
-def _rates(gpu):
-    from benchlib.predict.roofline import gpu_rates
-
-    return gpu_rates(gpu)
-
-
+@pytest.mark.slow
 def test_training_counts_tokens_in_the_dtype_the_gpu_has(tmp_path):
     result = invoke(
         "--model", tiny_config(tmp_path), "--gpu", "T4", "--mode", "train", "--batch", "2", "--seq-len", "128", "--json"
@@ -134,6 +139,7 @@ def test_training_counts_tokens_in_the_dtype_the_gpu_has(tmp_path):
     assert answer["throughput"] == pytest.approx(2 * 128 / answer["train_s"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["lora", "qlora"])
 def test_lora_and_qlora_print_training_tokens_per_second(tmp_path, mode):
     result = invoke("--model", tiny_config(tmp_path), "--gpu", "T4", "--mode", mode, "--seq-len", "128", "--json")
@@ -143,12 +149,13 @@ def test_lora_and_qlora_print_training_tokens_per_second(tmp_path, mode):
     assert answer["mode"] == mode and answer["engine"] == "transformers"
 
 
+@pytest.mark.slow
 def test_the_table_names_the_engine_what_bounds_it_and_that_it_is_predicted(tmp_path):
     result = invoke("--model", tiny_config(tmp_path), "--gpu", "T4", "--seq-len", "128")
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "predicted" in text and "decode" in text and "prefill" in text and "overhead" in text
-    assert "transformers" in text and "serves at once" in text
+    assert "transformers" in text and "fits at once" in text
     assert "A prediction, not a measurement" in text
 
 
@@ -182,6 +189,22 @@ def test_a_pair_an_engine_cant_run_is_one_line_naming_it(tmp_path, args, says):
     result = invoke("--model", tiny_config(tmp_path), "--gpu", "T4", *args)
     assert result.exit_code == 2, result.output
     assert says in " ".join(result.output.split()) and "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_a_gpu_without_the_figure_a_prediction_needs_names_it(tmp_path):
+    result = invoke("--model", tiny_config(tmp_path), "--gpu", "K80")
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "K80: the specs give no fp16 peak" in text and "--dtype fp32" in text
+
+
+@pytest.mark.slow
+def test_training_says_how_long_a_million_tokens_take(tmp_path):
+    result = invoke("--model", tiny_config(tmp_path), "--gpu", "T4", "--mode", "qlora", "--seq-len", "128")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "a million tokens" in text and "min" in text
 
 
 def test_engine_flags_are_for_language_models():

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.models.trainable import ModelSpec
+    from benchlib.predict.engines import Engine
     from benchlib.predict.llm_speed import LLMSpeed
     from benchlib.predict.speed import SpeedPrediction
 
@@ -99,6 +100,7 @@ def predict(
     from benchlib.catalog.gpus import UnknownGPU, find_gpu
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.models.trainable import MODELS
+    from benchlib.predict.engines import find_engine
 
     try:
         # The names are looked up once, here, and the specs passed on.
@@ -108,12 +110,13 @@ def predict(
             builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
             answer, show = builtin.as_dict(), lambda: _print(builtin)
         else:
+            chosen = find_engine(engine)  # before the model: a typo answers at once
             resolved = resolve_model(model, also_known=tuple(MODELS))
             speed = _predict_language_model(
                 resolved,
                 spec,
                 mode or "inference",
-                engine,
+                chosen,
                 weights,
                 dtype,
                 batch,
@@ -173,7 +176,7 @@ def _predict_language_model(
     model: LanguageModel,
     spec: AcceleratorSpec,
     mode: str,
-    engine_name: str,
+    engine: Engine,
     weights: str | None,
     dtype: str | None,
     batch: int | None,
@@ -184,12 +187,10 @@ def _predict_language_model(
     optimizer: str | None,
 ) -> LLMSpeed:
     from benchlib.core.cache import cache_folder
-    from benchlib.predict.engines import find_engine
     from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup
     from benchlib.predict.llm_speed import default_dtype, predict_llm_speed
     from benchlib.predict.roofline import gpu_rates
 
-    engine = find_engine(engine_name)
     if dtype is None and weights not in ("fp16", "bf16", "fp32"):
         dtype = default_dtype(gpu_rates(spec))  # fp16 on a GPU without bf16, such as the T4
     setup = make_setup(
@@ -247,6 +248,12 @@ def _print(p: SpeedPrediction) -> None:
     )
 
 
+def _duration(seconds: float) -> str:
+    """An hour and a half reads as "1 h 30 min", under an hour as "33 min"."""
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+
+
 def _rate(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:,.2f}"
 
@@ -263,6 +270,7 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
     table.add_column("value", overflow="fold")
     if p.train is not None:
         table.add_row("training", f"[bold]{_rate(p.throughput)} tokens/s[/] ({_seconds(p.train.seconds)} a step)")
+        table.add_row("a million tokens", _duration(1e6 / p.throughput))
         table.add_row("bound by", _bound_text(p.train.shares()) + " of the step")
     if p.decode is not None:
         per = f"{s.batch} sequences" if s.batch > 1 else "one sequence"
@@ -276,14 +284,18 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
     if p.concurrency is not None:
         c = p.concurrency
         table.add_row(
-            "serves at once",
-            f"{c.sequences:,} sequences of {c.context:,} tokens ({c.kv_bytes_per_sequence / 2**20:,.0f} MiB "
-            "of KV cache each, beside the weights)",
+            "fits at once",
+            f"{c.sequences:,} sequences of {c.context:,} tokens: their KV caches "
+            f"({c.kv_bytes_per_sequence / 2**20:,.0f} MiB each) beside the weights",
         )
     e = p.engine
     launch = f"{e.launch_s * 1e6:.0f} µs a kernel launch" if e.launch_s else "no launch per kernel"
     step = f", {e.step_s * 1e3:.1f} ms a step" if e.step_s else ""
-    table.add_row("engine", f"{e.title}: {launch}{step}, matmuls at {e.stream_efficiency:.0%} of bandwidth")
+    table.add_row(
+        "engine",
+        f"{e.title}: {launch}{step}; memory at {e.stream_efficiency:.0%} of bandwidth, "
+        f"attention at {e.attention_efficiency:.0%}, packed weights at {e.quantized_efficiency:.0%} (fitted)",
+    )
     r = p.rates
     peaks = ", ".join(f"{k} {v:g}" for k, v in r.peaks_tflops.items())
     table.add_row("GPU figures", f"{peaks} TFLOPS; {r.bandwidth_gbps:g} GB/s ({r.generation})")
@@ -295,6 +307,8 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
             f"median error {check['held_out_median_abs_error']:.0%} on {check['held_out_rows']} held-out "
             f"published rows ({check['source']})",
         )
+    else:
+        table.add_row("checked", "no published measurement of this kind to check against yet")
     console.print(table)
     typer.echo(
         "A prediction, not a measurement: benchmarks/llm_speed_published.py compares\n"

@@ -2,8 +2,9 @@
 
 The facts come from the platform data (``benchlib/data/platforms.yaml``), the accelerator specs
 (``benchlib/data/gpus.yaml``), the dated buying advice (``benchlib/data/buying_advice.yaml``) and the
-reported results (``results/reported/*.json``) and the published LLM peak memories
-(``benchlib/data/published_llm_memory.yaml``). Age and the "may be out of date" verdict use the
+reported results (``results/reported/*.json``), the published LLM peak memories
+(``benchlib/data/published_llm_memory.yaml``) and the published LLM speeds
+(``benchlib/data/published_llm_*speed.yaml``, ``published_llm_prefill.yaml``). Age and the "may be out of date" verdict use the
 site's own rule (`benchlib.core.freshness`), so this list and the pages agree.
 """
 
@@ -17,14 +18,16 @@ from typing import Literal
 
 from benchlib.core.freshness import latest_day
 
-Origin = Literal["platforms", "gpus", "advice", "reported", "memory"]
+Origin = Literal["platforms", "gpus", "advice", "reported", "memory", "speed"]
 ORIGIN_FILES: dict[Origin, str] = {
     "platforms": "benchlib/data/platforms.yaml",
     "gpus": "benchlib/data/gpus.yaml",
     "advice": "benchlib/data/buying_advice.yaml",
     "reported": "results/reported/",
     "memory": "benchlib/data/published_llm_memory.yaml",
+    "speed": "benchlib/data/published_llm_*.yaml",
 }
+SPEED_FILES = ("published_llm_speed.yaml", "published_llm_training_speed.yaml", "published_llm_prefill.yaml")
 # The specs fields that change after a chip launches (and that the site marks when old); the rest
 # (bandwidth, TFLOPS, memory, formats) describe fixed hardware.
 SPEC_FIELDS_THAT_AGE = frozenset({"cloud_prices", "purchase_prices_usd", "launch_price_usd", "notes"})
@@ -118,6 +121,18 @@ def published_memory_facts() -> Iterator[DatedFact]:
             yield DatedFact("memory", source["id"], str(source["as_of"]), source["url"])
 
 
+def published_speed_facts() -> Iterator[DatedFact]:
+    """One fact per source of published LLM speeds that gives a date."""
+    import yaml
+
+    from benchlib.core.package_data import data_file
+
+    for name in SPEED_FILES:
+        for source in yaml.safe_load(data_file(name).read_text(encoding="utf-8"))["sources"]:
+            if source.get("as_of"):
+                yield DatedFact("speed", source["id"], str(source["as_of"]), source["url"])
+
+
 def dated_facts(reported_dir: Path | None = None) -> list[DatedFact]:
     """Every dated fact, oldest first (ties by file and key)."""
     found = [
@@ -126,5 +141,6 @@ def dated_facts(reported_dir: Path | None = None) -> list[DatedFact]:
         *advice_facts(),
         *reported_facts(reported_dir),
         *published_memory_facts(),
+        *published_speed_facts(),
     ]
     return sorted(found, key=lambda f: (f.day, f.origin, f.key))

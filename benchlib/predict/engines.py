@@ -13,9 +13,11 @@ arithmetic and its memory traffic. What it leaves out is the host. Two kinds of 
   new token's keys and values, where transformers' ``DynamicCache`` concatenates, copying the
   whole cache every step.
 
-Each engine has its own fractions of peak bandwidth: for the matmuls that stream dense weights,
-for attention reading the KV cache, and for the fused kernels that read packed GPTQ, AWQ or NF4
-weights. The constants are set once per engine, never per GPU or model:
+Each engine has its own fractions of peak bandwidth: one for the kernels that stream memory
+(matmuls reading dense weights, elementwise ops), one for attention reading the KV cache, and one
+for the fused kernels that read packed GPTQ, AWQ or NF4 weights. (The built-in networks' roofline
+keeps its own elementwise fraction, fitted on ResNet-50: convolution nets' normalisation kernels
+run slower than a transformer's large contiguous ones.) The constants are set once per engine, never per GPU or model:
 ``benchmarks/llm_speed_published.py`` fits them on the calibration half of Qwen's published speed
 benchmarks (``benchlib/data/published_llm_speed.yaml``) and reports the held-out half;
 ``tests/test_llm_speed.py`` checks that the fit still picks them. What they came to says something
@@ -39,8 +41,8 @@ from benchlib.predict.roofline import GpuRates
 
 DEQUANTIZE = "dequantize"
 FUSED_QUANTIZED = "fused quantized matmul"
-# Which efficiency each kind of op's memory traffic runs at (`OpTimes.kinds` indexes this).
-TRAFFIC_KINDS = ("memory", "matmul", "attention", FUSED_QUANTIZED)
+# The kinds of op whose traffic runs at a bandwidth fraction of its own; the rest stream (`OpTimes.kinds`).
+TRAFFIC_KINDS = ("stream", "attention", FUSED_QUANTIZED)
 DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 BOUNDS = ("compute", "memory", "overhead")
 
@@ -57,7 +59,7 @@ class Engine:
     title: str
     launch_s: float  # host seconds per kernel launch; 0 where a CUDA graph replays the step
     step_s: float  # fixed host seconds per forward call (a served engine's scheduling and sampling)
-    stream_efficiency: float  # fraction of peak bandwidth a memory-bound matmul reaches
+    stream_efficiency: float  # fraction of peak bandwidth its kernels reach: matmuls reading weights, elementwise ops
     attention_efficiency: float  # ... that attention reaches reading the KV cache
     quantized_efficiency: float  # ... that a fused kernel reading packed (GPTQ, AWQ, NF4) weights reaches
     fused_quantized_tokens: int | None  # most tokens per call a fused quantized kernel takes (None: any)
@@ -87,8 +89,8 @@ ENGINES: dict[str, Engine] = {
         title="transformers (eager PyTorch: generate(), Trainer)",
         launch_s=21e-6,
         step_s=0.0,
-        stream_efficiency=0.70,
-        attention_efficiency=0.35,
+        stream_efficiency=0.95,
+        attention_efficiency=0.45,
         quantized_efficiency=0.20,
         fused_quantized_tokens=1,
         appends_in_place=False,
@@ -179,7 +181,6 @@ class OpTimes:
     bytes: Any
     kinds: Any  # index into TRAFFIC_KINDS: which bandwidth fraction the op's traffic runs at
     bandwidth: float  # bytes/s
-    memory_efficiency: float
     flops: float
 
     @property
@@ -199,9 +200,8 @@ def op_times(ops: list[OpCost], rates: GpuRates, engine: Engine) -> OpTimes:
     return OpTimes(
         arithmetic_s=np.array([op.flops / (rates.compute_tflops(op) * 1e12) if op.flops else 0.0 for op in ops]),
         bytes=np.array([_traffic(op, engine) for op in ops]),
-        kinds=np.array([TRAFFIC_KINDS.index(op.kind if op.kind in TRAFFIC_KINDS else "matmul") for op in ops]),
+        kinds=np.array([TRAFFIC_KINDS.index(op.kind) if op.kind in TRAFFIC_KINDS else 0 for op in ops]),
         bandwidth=rates.bandwidth_gbps * 1e9,
-        memory_efficiency=rates.memory_efficiency,
         flops=float(sum(op.flops for op in ops)),
     )
 
@@ -210,12 +210,7 @@ def time_ops(t: OpTimes, engine: Engine) -> EngineTime:
     """Seconds of one call under ``engine``: each op takes the longest of its arithmetic, its traffic and its launch."""
     import numpy as np
 
-    fractions = (
-        t.memory_efficiency,
-        engine.stream_efficiency,
-        engine.attention_efficiency,
-        engine.quantized_efficiency,
-    )
+    fractions = (engine.stream_efficiency, engine.attention_efficiency, engine.quantized_efficiency)
     efficiency = np.array(fractions)[t.kinds]
     traffic = t.bytes / (t.bandwidth * efficiency)
     launch_bound = engine.launch_s > np.maximum(t.arithmetic_s, traffic)

@@ -292,9 +292,11 @@ def predict_llm_speed(
     engine.check(setup.mode, setup.weights)
     rates = gpu_rates(gpu)
     if setup.dtype != "fp32" and setup.dtype not in rates.peaks_tflops:
+        others = [d for d in ("bf16", "fp16") if d in rates.peaks_tflops and d != setup.dtype]
+        instead = f"try --dtype {others[0]}" if others else "try --dtype fp32"
         raise UnknownSpeedGPU(
-            f"{rates.name}: the specs give no {setup.dtype} peak (it may not support {setup.dtype}); "
-            "try --dtype fp16 or fp32"
+            f"{rates.name}: the specs give no {setup.dtype} peak (it may not support {setup.dtype}); {instead}, "
+            f"or add its {setup.dtype} TFLOPS to benchlib/data/gpus.yaml with a source"
         )
     if setup.seq_len > model.max_positions():
         raise ValueError(f"--seq-len {setup.seq_len}: {model.title} reads at most {model.max_positions()} tokens")
