@@ -115,12 +115,12 @@ def test_llm_price_performance_charts_tokens_per_dollar_with_a_fallback_and_its_
     html = llm_speed.llm_price_performance()
     assert 'data-chart="llm-price-performance"' in html and "<svg" in html  # the static fallback
     points = llm_speed.tokens_per_dollar()
-    assert {p["setting"] for p in points} == {"generated, served (vLLM)", "trained, QLoRA"}
+    assert {p["setting"] for p in points} == {llm_speed.GENERATED, llm_speed.TRAINED}
     values = [float(v) for v in re.findall(r'<td data-value="([^"]+)">', html)]
     assert values == pytest.approx([p["value"] for p in points], rel=1e-3)
-    by_gpu = {(c["column"]["label"], "trained, QLoRA"): c["training"]["qlora"]["usd"] for c in llm_speed.costs()}
+    by_gpu = {(c["column"]["label"], llm_speed.TRAINED): c["training"]["qlora"]["usd"] for c in llm_speed.costs()}
     for p in points:
-        if p["setting"] == "trained, QLoRA":
+        if p["setting"] == llm_speed.TRAINED:
             assert p["value"] == pytest.approx(1 / by_gpu[p["gpu"], p["setting"]])
     assert "<strong>Predicted</strong>" in html
 

@@ -35,6 +35,8 @@ METHOD_SECTION = "benchmarks/methodology.md#how-speed-is-predicted"
 # fine-tuning guides start from, and one a 24 GB card serves in bf16.
 COST_MODEL = "llama-3.1-8b"
 NOT_CHECKED = "not yet checked against a published measurement"
+# The two bars of the LLM price-performance chart.
+GENERATED, TRAINED = "generated (vLLM)", "QLoRA training"
 KIND_TEXT = {"decode": "decode", "prefill": "prefill", "training": "fine-tuning"}
 
 
@@ -299,6 +301,7 @@ def _check_table() -> dict[str, Any] | None:
 
 def speed_method(here: str = "benchmarks/methodology.md") -> str:
     """The engines with their constants, and each engine's held-out error per kind, from the committed tables."""
+    from benchlib.derive.published_llm_speed import published_rows
     from benchlib.tables.can_i_run_it import ENGINES
 
     speed = _table()["speed"]
@@ -336,13 +339,18 @@ def speed_method(here: str = "benchmarks/methodology.md") -> str:
                     "target": f"{summary['target']:.0%}" if summary and summary["target"] is not None else None,
                 }
             )
-    sources = sorted({(r["url"], r["source"]) for r in check["rows"]}) if check else []
+    compared = {r["source"] for r in check["rows"]} if check else set()
+    sources = {
+        p.source["id"]: {"url": p.source["url"], "title": p.source["title"]}
+        for p in published_rows()
+        if p.source["id"] in compared
+    }
     return render(
         "llm_speed_method.html",
         engines=engines,
         held_out=held_out,
         not_checked=NOT_CHECKED,
-        sources=[url for url, _ in sources],
+        sources=[sources[key] for key in sorted(sources)],
         link=page_link("gpus/can-i-run-it.md", here),
     )
 
@@ -356,8 +364,8 @@ def tokens_per_dollar(model: str = COST_MODEL) -> list[dict[str, Any]]:
     out = []
     for c in costs(model):
         for setting, usd, batch in (
-            ("generated, served (vLLM)", c["served"], c["served_batch"]),
-            ("trained, QLoRA", c["training"]["qlora"]["usd"], c["training"]["qlora"]["batch"]),
+            (GENERATED, c["served"], c["served_batch"]),
+            (TRAINED, c["training"]["qlora"]["usd"], c["training"]["qlora"]["batch"]),
         ):
             if usd:
                 out.append(
@@ -389,12 +397,12 @@ def llm_price_performance(here: str = "gpus/buying-guide.md") -> str:
         title=f"{title}: million tokens per dollar (predicted)",
         setting_title="tokens",
         axis_title="million tokens per $",
-        setting_order=("generated, served (vLLM)", "trained, QLoRA"),
+        setting_order=(GENERATED, TRAINED),
     )
     frame = pd.DataFrame(
         [
             {
-                "subject": f"{p['gpu']} · {p['price'].provider}",
+                "subject": p["gpu"],  # one price per GPU (the cheapest): the data table names its provider
                 "setting": p["setting"],
                 "value": p["value"],
                 "unit": "M tokens/$",
