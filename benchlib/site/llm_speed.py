@@ -312,7 +312,6 @@ def speed_method(here: str = "benchmarks/methodology.md") -> str:
         engines.append(
             {
                 "name": name,
-                "title": engine.title,
                 "launch": f"{engine.launch_s * 1e6:g} µs" if engine.launch_s else "none (CUDA graph)",
                 "step": f"{engine.step_s * 1e3:g} ms" if engine.step_s else "none",
                 "stream": f"{engine.stream_efficiency:.0%}",
