@@ -11,10 +11,12 @@ tokens/s at the cell's largest batch. ``tests/test_llm_table.py`` re-predicts ce
 file is current.
 
 Counting a training step for every cell's batch would take too long (13 models x 3 tasks x 10
-columns), so each task is counted at two batches (`TRAINING_BATCHES`) and the step's time
-interpolated linearly in the batch: a step's work (its FLOPs, its activation traffic, its launches)
-is affine in the batch, with the weights' and optimizer's traffic as the constant part. Only where
-an op changes what bounds it between the two batches is the interpolation approximate.
+columns), so each task is counted at a few batches (`TRAINING_BATCHES`) and the step's time
+interpolated linearly in the batch between the two around the cell's: a step's work (its FLOPs,
+its activation traffic, its launches) is affine in the batch, with the weights' and optimizer's
+traffic as the constant part. Only where an op changes what bounds it (its launch, then its work)
+between two counted batches is the interpolation approximate (by up to 8 % at batch 3, less
+further up); ``tests/test_llm_table.py`` checks it against counting a cell's own batch.
 
 A step's ops are the same in fp16 and bf16 (the same shapes and bytes; only the peak the
 arithmetic runs at differs), so each call is counted once in bf16 and relabelled fp16 for the
@@ -67,8 +69,8 @@ EAGER, SERVED = "transformers", "vllm"
 # A served engine's batch for the cost of generating: the largest concurrency whose KV caches fit,
 # but no more than this many sequences (a busy server; more adds latency for every reader).
 SERVING_BATCH_CAP = 64
-# The two batches each training step is counted at; a cell's batch is interpolated between them.
-TRAINING_BATCHES = (1, 8)
+# The batches each training step is counted at; a cell's batch is interpolated between the two around it.
+TRAINING_BATCHES = (1, 8, 64)
 # Columns where the served engine is not predicted, and why (the page's legend says so).
 NO_SERVED_ENGINE = {
     "t4x2": "vLLM splits a model over two GPUs with tensor parallelism, which is not modelled",
@@ -191,16 +193,24 @@ class _Calls:
         return _as_dtype(self._train[task.key, batch], dtype)
 
 
-def interpolated_step(low: EngineTime, high: EngineTime, batch: int) -> EngineTime:
-    """A training step's time at ``batch`` from its times at `TRAINING_BATCHES`: the work is affine in the batch."""
-    first, last = TRAINING_BATCHES
-    return low.extrapolate(high, (batch - first) / (last - first))
+def interpolated_step(times: dict[int, EngineTime], batch: int) -> EngineTime:
+    """A training step's time at ``batch`` from its times at `TRAINING_BATCHES`, linear between the two
+    counted batches around it (past the last, from the last two).
+
+    Each op's work is affine in the batch, but an op takes the longer of its work and its launch, so
+    a step's time bends where small ops stop waiting on the host: one straight line from batch 1
+    would miss that bend, so the line is drawn per stretch between counted batches.
+    """
+    counted = sorted(times)
+    upper = next((b for b in counted[1:] if b >= batch), counted[-1])
+    lower = counted[counted.index(upper) - 1]
+    return times[lower].extrapolate(times[upper], (batch - lower) / (upper - lower))
 
 
 def _training_rate(calls: _Calls, task: Task, batch: int, rates: GpuRates, engine: Engine) -> float:
     dtype = default_dtype(rates)
-    low, high = (calls.train(task, b, dtype).time(rates, engine) for b in TRAINING_BATCHES)
-    return batch * task.setup.seq_len / interpolated_step(low, high, batch).seconds
+    times = {b: calls.train(task, b, dtype).time(rates, engine) for b in TRAINING_BATCHES}
+    return batch * task.setup.seq_len / interpolated_step(times, batch).seconds
 
 
 def speeds(calls: _Calls, cells: dict[str, dict[str, int]], cache_dir: Path | None) -> dict[str, Any]:
