@@ -19,20 +19,30 @@ from benchlib import tables
 from benchlib.catalog.language_models import resolve_model, shipped_models
 from benchlib.cli import app
 from benchlib.core.cache import cache_folder
-from benchlib.predict.llm_memory import LLMPredictor
+from benchlib.predict.engines import ENGINES
+from benchlib.predict.llm_memory import LLMPredictor, make_setup
+from benchlib.predict.llm_speed import hours_per_million_tokens, predict_llm_speed
 from benchlib.predict.memory import gpu_memory
-from benchlib.predict.speed import predict_speed
 from benchlib.site import can_i_run_it as llm_fit
+from benchlib.site import llm_speed
 from benchlib.tables.can_i_run_it import (
     COLUMNS,
+    EAGER,
     INFERENCE,
+    NO_SERVED_ENGINE,
     PACKAGES,
+    SERVED,
+    SERVING_BATCH_CAP,
     SNIPPET_MODEL,
     SNIPPET_SETUP,
     TABLE,
     TASKS,
+    TRAINING_BATCHES,
+    TRAINING_TASKS,
     column_memory,
     config_digest,
+    engine_digest,
+    interpolated_step,
     predict_table,
     published_digest,
     read_table,
@@ -85,15 +95,34 @@ def test_the_table_is_what_benchlib_fit_predicts_now(table):
             assert predictor.predict(device, verify=False).largest == row["cells"][task.key][column.key], REFRESH
 
 
-def test_every_cell_that_fits_the_inference_context_has_a_decode_rate(table):
+def test_every_cell_that_fits_the_inference_context_has_a_decode_rate_per_engine(table):
     for row in table["rows"]:
         fits = row["cells"][INFERENCE.key]
-        rates = row["decode_tokens_per_s"]
-        assert set(rates) == {c.key for c in COLUMNS}, REFRESH
-        for key, rate in rates.items():
-            assert (rate is not None) == (fits[key] >= INFERENCE.setup.seq_len), (row["model"], key)
-            assert rate is None or rate > 0
+        assert set(row["decode_tokens_per_s"]) == {EAGER, SERVED}, REFRESH
+        for engine, rates in row["decode_tokens_per_s"].items():
+            assert set(rates) == {c.key for c in COLUMNS}, REFRESH
+            for key, rate in rates.items():
+                runs = fits[key] >= INFERENCE.setup.seq_len and not (engine == SERVED and key in NO_SERVED_ENGINE)
+                assert (rate is not None) == runs, (row["model"], engine, key)
+                assert rate is None or rate > 0
+        for key, serving in row["serving"].items():
+            assert (serving is not None) == (row["decode_tokens_per_s"][SERVED][key] is not None), (row["model"], key)
+            if serving is not None:
+                assert serving["batch"] == max(1, min(serving["max_concurrency"], SERVING_BATCH_CAP))
+                # Many sequences at once generate more in all than one does.
+                assert serving["tokens_per_s"] >= row["decode_tokens_per_s"][SERVED][key] * 0.99
     assert table["speed"]["seq_len"] == INFERENCE.setup.seq_len and table["speed"]["batch"] == INFERENCE.setup.batch
+    assert table["speed"]["engine_digest"] == engine_digest(), f"an engine's constants changed; {REFRESH}"
+
+
+def test_every_training_cell_that_fits_has_a_training_rate(table):
+    for row in table["rows"]:
+        for task in TRAINING_TASKS:
+            for column in COLUMNS:
+                rate = row["training_tokens_per_s"][task.key][column.key]
+                fits = row["cells"][task.key][column.key] > 0 and column.count == 1
+                assert (rate is not None) == fits, (row["model"], task.key, column.key)
+                assert rate is None or rate > 0
 
 
 @pytest.mark.slow
@@ -104,13 +133,51 @@ def test_the_decode_rates_are_what_benchlib_predict_predicts_now(table):
     if table["versions"] != versions():
         pytest.skip(f"the table was predicted with {table['versions']}, this environment has {versions()}; {REFRESH}")
     row = next(r for r in table["rows"] if r["model"] == "qwen2.5-0.5b")
+    model = resolve_model(row["model"])
     for column in (COLUMNS[0], next(c for c in COLUMNS if c.key == "h100")):  # fp16 on the T4, bf16 on the H100
-        predicted = predict_speed(
-            resolve_model(row["model"]), column.spec, mode="inference", seq_len=INFERENCE.setup.seq_len
-        )
-        assert predicted.dtype == table["speed"]["dtypes"][column.key]
-        assert row["decode_tokens_per_s"][column.key] == pytest.approx(predicted.decode_tokens_per_s, rel=1e-9), REFRESH
-    assert row["decode_tokens_per_s"]["t4x2"] == row["decode_tokens_per_s"]["t4"]  # the pair runs its halves in turn
+        dtype = table["speed"]["dtypes"][column.key]
+        assert dtype == ("fp16" if column.key == "t4" else "bf16")
+        one = make_setup("inference", dtype=dtype, seq_len=INFERENCE.setup.seq_len)
+        for engine in (EAGER, SERVED):
+            predicted = predict_llm_speed(model, column.spec, one, ENGINES[engine], concurrency=engine == SERVED)
+            assert row["decode_tokens_per_s"][engine][column.key] == pytest.approx(
+                predicted.decode_tokens_per_s, rel=1e-9
+            ), REFRESH
+        serving = row["serving"][column.key]
+        assert serving["max_concurrency"] == predicted.concurrency.sequences, REFRESH
+        many = make_setup("inference", dtype=dtype, batch=serving["batch"], seq_len=INFERENCE.setup.seq_len)
+        served = predict_llm_speed(model, column.spec, many, ENGINES[SERVED], concurrency=False)
+        assert serving["tokens_per_s"] == pytest.approx(served.decode_tokens_per_s, rel=1e-9), REFRESH
+    # The pair runs its halves in turn under generate(); vLLM's tensor parallelism is not predicted.
+    assert row["decode_tokens_per_s"][EAGER]["t4x2"] == row["decode_tokens_per_s"][EAGER]["t4"]
+    assert row["decode_tokens_per_s"][SERVED]["t4x2"] is None and row["serving"]["t4x2"] is None
+
+
+@pytest.mark.slow
+def test_the_training_rates_are_benchlib_predicts_two_batches_interpolated(table):
+    """A cell's rate is `benchlib predict` at `TRAINING_BATCHES`, interpolated to the cell's batch;
+    and the interpolation is close to predicting the cell's batch itself (a step is affine in the batch)."""
+    if table["versions"] != versions():
+        pytest.skip(f"the table was predicted with {table['versions']}, this environment has {versions()}; {REFRESH}")
+    row = next(r for r in table["rows"] if r["model"] == "qwen2.5-0.5b")
+    model = resolve_model(row["model"])
+    task = next(t for t in TRAINING_TASKS if t.key == "qlora")
+    # fp16 on the T4, between the first two batches counted; bf16 on the A100 80GB, between the next two.
+    for column in (COLUMNS[0], next(c for c in COLUMNS if c.key == "a100-80")):
+        dtype = table["speed"]["dtypes"][column.key]
+        batch = row["cells"][task.key][column.key]
+        assert batch > 0
+
+        def step(b: int, column=column, dtype=dtype):
+            setup = make_setup("qlora", dtype=dtype, batch=b, seq_len=task.setup.seq_len, grad_checkpointing=True)
+            return predict_llm_speed(model, column.spec, setup, ENGINES[EAGER]).train
+
+        times = {b: step(b) for b in TRAINING_BATCHES}
+        interpolated = batch * task.setup.seq_len / interpolated_step(times, batch).seconds
+        assert row["training_tokens_per_s"][task.key][column.key] == pytest.approx(interpolated, rel=1e-9), REFRESH
+        direct = batch * task.setup.seq_len / step(batch).seconds
+        assert interpolated == pytest.approx(direct, rel=0.05), (column.key, batch)
+    assert TRAINING_BATCHES[1] < row["cells"][task.key]["a100-80"] < TRAINING_BATCHES[2]  # the second stretch
 
 
 def test_bigger_gpus_never_fit_less(table):
@@ -149,26 +216,68 @@ def test_the_page_tables_show_every_model_and_gpu(table):
     assert "✗: does not fit" in html
 
 
-def test_the_inference_table_shows_predicted_tokens_per_second_where_the_model_fits(table):
+def _cell(html: str, task: str, model: str, key: str) -> tuple[str, str]:
+    """The attributes and the contents of one cell of a task's table."""
+    return re.search(rf'<tr id="{task}-{re.escape(model)}".*?<td data-gpu="{key}"([^>]*)>(.*?)</td>', html).group(1, 2)
+
+
+def _shown(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def test_the_inference_table_shows_both_engines_decode_speed_where_the_model_fits(table):
     html = llm_fit.fit_table("inference")
     for row in table["rows"]:
-        for key, rate in row["decode_tokens_per_s"].items():
-            cell = re.search(
-                rf'<tr id="inference-{re.escape(row["model"])}".*?<td data-gpu="{key}"([^>]*)>(.*?)</td>', html
-            ).group(1, 2)
-            if rate is None:
-                assert "tok/s" not in cell[1] and "data-tokens-per-s" not in cell[0]
+        for key, eager in row["decode_tokens_per_s"][EAGER].items():
+            served = row["decode_tokens_per_s"][SERVED][key]
+            attributes, contents = _cell(html, "inference", row["model"], key)
+            if eager is None:
+                assert "tok/s" not in contents and "data-tokens-per-s" not in attributes
+                continue
+            shown = re.search(r"([\d,.]+) / ([\d,.]+|–) tok/s", contents)
+            assert _shown(shown.group(1)) == pytest.approx(eager, rel=0.05) and "(predicted)" in attributes
+            if served is None:
+                assert shown.group(2) == "–"
             else:
-                shown = float(re.search(r"([\d,.]+) tok/s", cell[1]).group(1).replace(",", ""))
-                assert shown == pytest.approx(rate, rel=0.05) and "(predicted)" in cell[0]
+                assert _shown(shown.group(2)) == pytest.approx(served, rel=0.05)
     legend = re.search(r"<strong>tok/s</strong>(.*?)</p>", html).group(1)
-    assert (
-        "<strong>predicted</strong> decode speed" in legend
-        and "No measured decode speed has been compared yet" in legend
+    assert "<strong>predicted</strong> decode speed" in legend and "<code>model.generate()</code>" in legend
+    assert "served engine such as vLLM" in legend
+    for engine in (EAGER, SERVED):
+        assert llm_speed.error_text(engine, "decode") in legend
+    assert 'href="../../benchmarks/methodology/#how-speed-is-predicted"' in legend
+    for why in NO_SERVED_ENGINE.values():
+        assert why in legend
+    assert "tok/s" in llm_fit.fit_table("qlora") and "generate()" not in llm_fit.fit_table("qlora")
+
+
+def test_the_training_tables_show_tokens_per_second_and_hours_per_million_next_to_each_batch(table):
+    for task in TRAINING_TASKS:
+        html = llm_fit.fit_table(task.key)
+        for row in table["rows"]:
+            for key, rate in row["training_tokens_per_s"][task.key].items():
+                attributes, contents = _cell(html, task.key, row["model"], key)
+                if rate is None:
+                    assert "tok/s" not in contents
+                    continue
+                assert contents.startswith(str(row["cells"][task.key][key]))
+                shown = re.search(r"([\d,.]+) tok/s<br>([\d,.]+) h/M", contents)
+                assert _shown(shown.group(1)) == pytest.approx(rate, rel=0.05)
+                assert _shown(shown.group(2)) == pytest.approx(hours_per_million_tokens(rate), rel=0.05)
+        legend = re.search(r"<strong>tok/s</strong> and <strong>h/M</strong>(.*?)</p>", html).group(1)
+        assert "hours per million training tokens" in legend
+        assert llm_speed.error_text(EAGER, "training") in legend
+
+
+def test_a_speed_nobody_checked_says_so_and_a_checked_one_gives_its_held_out_error(monkeypatch):
+    monkeypatch.setattr(llm_speed, "held_out_error", lambda engine, kind: None)
+    assert llm_speed.error_text(EAGER, "training") == "not yet checked against a published measurement"
+    summary = {"held_out_median_abs_error": 0.184, "held_out_rows": 37}
+    monkeypatch.setattr(llm_speed, "held_out_error", lambda engine, kind: summary)
+    assert llm_speed.error_text(SERVED, "decode") == (
+        "a median error of 18% on 37 published measurements held out of the fit"
     )
-    assert f"within a median {table['speed']['resnet50']['median_abs_error']:.0%}" in legend
-    assert 'href="../buying-guide/#predicted-against-reported"' in legend
-    assert "tok/s" not in llm_fit.fit_table("qlora")
+    assert "a median error of 18%" in llm_fit.fit_table("inference")
 
 
 def test_the_published_comparison_shows_each_row_with_its_source(table):

@@ -163,16 +163,3 @@ def test_nothing_is_predicted_where_nothing_could_be_compared(tmp_path, monkeypa
 
 def test_a_zero_error_reads_without_a_sign():
     assert (speed.percent(-0.001), speed.percent(0.38), speed.percent(-0.25)) == ("0%", "+38%", "-25%")
-
-
-def test_the_can_i_run_it_table_cites_the_check_compare_makes_now(compared):
-    from benchlib.tables.can_i_run_it import read_table
-
-    rows = compared[0]
-    check = read_table()["speed"]["resnet50"]
-    refresh = "Lambda's rows or the speed model changed; refresh the table with `benchlib tables --only can_i_run_it`"
-    assert check["rows"] == len(rows), refresh
-    assert check["median_abs_error"] == pytest.approx(median_abs_error(rows)), refresh
-    assert check["held_out_median_abs_error"] == pytest.approx(
-        median_abs_error([r for r in rows if r.half == "held out"])
-    ), refresh

@@ -22,6 +22,7 @@ from benchlib.core.paths import RESULTS_ENV
 from benchlib.site import ChartsOnPage, chart, sources
 from benchlib.site import buying_guide as fit_blocks
 from benchlib.site import can_i_run_it as llm_fit
+from benchlib.site import llm_speed as llm_cost
 from benchlib.site import platform_pages as platform_blocks
 from benchlib.site import speed_check as speed_blocks
 from benchlib.site.data import site_data
@@ -71,6 +72,7 @@ EXEMPT = {
     "assumptions": "benchlib's own predictions, dated and versioned by the committed table",
     "on_platform": "benchlib's own predictions, dated and versioned by the committed table",
     "snippet_prediction": "benchlib's own prediction, dated and versioned by the committed table",
+    "speed_method": "methodology: the engines' constants and their errors, no dates",
 }
 
 
@@ -138,6 +140,9 @@ def _chart_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
 
 def _llm_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
     yield "published_comparison", llm_fit.published_comparison
+    yield "cost_table", llm_cost.cost_table
+    yield "break_even_table", llm_cost.break_even_table
+    yield "llm_price_performance", llm_cost.llm_price_performance
 
 
 def render_all(today: date) -> dict[str, list[str]]:
@@ -192,6 +197,9 @@ def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) 
         "ChartsOnPage",
         "sources",
         "published_comparison",
+        "cost_table",
+        "break_even_table",
+        "llm_price_performance",
     ):
         assert any(dated_figures(html) for html in rendered[name]), name
 

@@ -12,11 +12,12 @@ import functools
 from typing import Any
 
 from benchlib.core.units import format_bytes
+from benchlib.site.llm_speed import error_text, hours_text, method_link, rate_text
 from benchlib.site.render import page_link, render
 from benchlib.site.sources import read_table
+from benchlib.tables.can_i_run_it import hours_per_million_tokens
 
 PAGE = "gpus/can-i-run-it.md"
-SPEED_CHECK = "gpus/buying-guide.md#predicted-against-reported"
 
 
 @functools.cache
@@ -32,31 +33,41 @@ def _context_text(tokens: int, maximum: int) -> str:
     return text + ("*" if tokens >= maximum else "")
 
 
-def _rate_text(rate: float) -> str:
-    """A predicted rate to two significant digits (``1,500``, ``52``, ``9.3``): no more than the prediction knows."""
-    rounded = float(f"{rate:.2g}")
-    return f"{rounded:,.0f}" if rounded >= 10 else f"{rounded:g}"
-
-
-def _cell(row: dict[str, Any], task: str, column: dict[str, Any]) -> dict[str, Any]:
+def _cell(row: dict[str, Any], task: str, column: dict[str, Any], speed: dict[str, Any]) -> dict[str, Any]:
     value = row["cells"][task][column["key"]]
-    speed = None
+    key = column["key"]
+    lines: list[str] = []
     if task == "inference":
         text = _context_text(value, row["max_positions"])
         title = f"{row['title']} on {column['label']}: " + (
             f"prompts up to {value:,} tokens at batch 1" if value else "does not fit, even for a 1-token prompt"
         )
-        tokens_per_s = row["decode_tokens_per_s"][column["key"]]
-        if tokens_per_s is not None:
-            speed = {"value": tokens_per_s, "text": f"{_rate_text(tokens_per_s)} tok/s"}
-            title += f"; decodes about {_rate_text(tokens_per_s)} tokens/s"
+        eager = row["decode_tokens_per_s"][speed["eager"]][key]
+        served = row["decode_tokens_per_s"][speed["served"]][key]
+        if eager is not None:
+            lines.append(f"{rate_text(eager)} / {rate_text(served) if served else '–'} tok/s")
+            title += f"; decodes about {rate_text(eager)} tokens/s with generate()"
+            title += f", {rate_text(served)} served (vLLM)" if served else ", served engine not predicted here"
+        rate = eager
     else:
         text = str(value) if value else "✗"
         per_gpu = " per GPU" if column["count"] > 1 else ""
         title = f"{row['title']} on {column['label']}: " + (
             f"largest batch {value}{per_gpu}" if value else "does not fit at batch 1"
         )
-    return {"text": text, "title": title + " (predicted)", "value": value, "column": column["key"], "speed": speed}
+        rate = row["training_tokens_per_s"][task][key]
+        if rate is not None:
+            hours = hours_per_million_tokens(rate)
+            lines += [f"{rate_text(rate)} tok/s", f"{hours_text(hours)} h/M"]
+            title += f"; trains about {rate_text(rate)} tokens/s, {hours_text(hours)} hours per million tokens"
+    return {
+        "text": text,
+        "title": title + " (predicted)",
+        "value": value,
+        "column": key,
+        "rate": rate,
+        "lines": lines,
+    }
 
 
 def fit_table(task: str) -> str:
@@ -71,7 +82,7 @@ def fit_table(task: str) -> str:
             "hf_id": row["hf_id"],
             "source": row["source"],
             "peak": format_bytes(row["peaks_at_one"][task]["total"]),
-            "cells": [_cell(row, task, column) for column in columns],
+            "cells": [_cell(row, task, column, table["speed"]) for column in columns],
         }
         for row in table["rows"]
     ]
@@ -84,25 +95,30 @@ def fit_table(task: str) -> str:
         head=head,
         rows=rows,
         task=task_info,
-        speed=_speed_legend(table) if task == table["speed"]["task"] else None,
+        legend=_speed_legend(table, task),
     )
 
 
-def _speed_legend(table: dict[str, Any]) -> dict[str, Any]:
-    """What the tokens/s under the inference cells are, and how well the same model predicted measured throughput."""
+def _speed_legend(table: dict[str, Any], task: str) -> dict[str, Any]:
+    """What the speeds under the cells are, and how far such predictions were from published measurements."""
     speed = table["speed"]
-    check = speed["resnet50"]
+    columns = table["columns"]
+    eager, served = speed["eager"], speed["served"]
+    labels = {c["key"]: c["label"] for c in columns}
     return {
+        "task": task,
+        "inference": task == speed["task"],
         "batch": speed["batch"],
         "seq_len": f"{speed['seq_len']:,}",
-        "fp16": [c["label"] for c in table["columns"] if speed["dtypes"][c["key"]] == "fp16"],
-        "pairs": [c["label"] for c in table["columns"] if c["count"] > 1],
-        "rows": check["rows"],
-        "median": f"{check['median_abs_error']:.0%}",
-        "held_out": f"{check['held_out_median_abs_error']:.0%}"
-        if check["held_out_median_abs_error"] is not None
-        else None,
-        "link": page_link(SPEED_CHECK, PAGE),
+        "fp16": [c["label"] for c in columns if speed["dtypes"][c["key"]] == "fp16"],
+        "pairs": [c["label"] for c in columns if c["count"] > 1],
+        "no_served": [{"label": labels[key], "why": why} for key, why in speed["no_served_engine"].items()],
+        "vllm_requirements": speed["vllm_requirements"],
+        "batches": ", ".join(str(b) for b in speed["training_batches"][:-1]) + f" and {speed['training_batches'][-1]}",
+        "eager_error": error_text(eager, "decode"),
+        "served_error": error_text(served, "decode"),
+        "training_error": error_text(eager, "training"),
+        "link": method_link(PAGE),
     }
 
 
@@ -200,6 +216,5 @@ def on_platform(column_keys: list[str], here: str) -> str:
                     }
                 )
         lines.append({"column": column, "answers": answers})
-    from benchlib.site.render import page_link
 
     return render("llm_fit_platform.html", lines=lines, link=page_link(PAGE, here))

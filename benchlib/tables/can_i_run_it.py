@@ -3,17 +3,31 @@
 Predicting the whole table takes minutes, too long for every site build, so `benchlib tables`
 writes it to ``benchlib/tables/can_i_run_it.json`` (with the versions, date and allowances it used) and the
 site reads that file. The comparison with published measurements (:mod:`benchlib.predict.published_memory`)
-goes in the same file, and so do the inference task's decode speeds, predicted by
-:mod:`benchlib.predict.speed`, with the error that method reached on Lambda's ResNet-50 rows
-(:mod:`benchlib.derive.published_speed`). ``tests/test_llm_table.py`` re-predicts cells to check
-the file is current.
+goes in the same file, and so do the speeds, predicted by :mod:`benchlib.predict.llm_speed` as
+`benchlib predict` predicts them (the same `CountedCall.time`): decode tokens/s per engine (eager
+``generate()`` and a served engine) at batch 1, the served engine's aggregate decode at the
+largest concurrency whose KV caches fit (capped at `SERVING_BATCH_CAP`), and each training task's
+tokens/s at the cell's largest batch. ``tests/test_llm_table.py`` re-predicts cells to check the
+file is current.
+
+Counting a training step for every cell's batch would take too long (13 models x 3 tasks x 10
+columns), so each task is counted at a few batches (`TRAINING_BATCHES`) and the step's time
+interpolated linearly in the batch between the two around the cell's: a step's work (its FLOPs,
+its activation traffic, its launches) is affine in the batch, with the weights' and optimizer's
+traffic as the constant part. Only where an op changes what bounds it (its launch, then its work)
+between two counted batches is the interpolation approximate (by up to 8 % at batch 3, less
+further up); ``tests/test_llm_table.py`` checks it against counting a cell's own batch.
+
+A step's ops are the same in fp16 and bf16 (the same shapes and bytes; only the peak the
+arithmetic runs at differs), so each call is counted once in bf16 and relabelled fp16 for the
+GPUs without bf16 (T4, P100).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,12 +36,18 @@ from benchlib.catalog.gpus import AcceleratorSpec, find_gpu
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
 from benchlib.core.cache import cache_folder
 from benchlib.core.package_data import table_file
-from benchlib.core.paths import reported_dir
-from benchlib.derive import published_speed as speed_published
-from benchlib.derive.published_speed import compared_files
-from benchlib.predict.engines import ENGINES
+from benchlib.predict.engines import ENGINES, Engine, EngineTime
 from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup
-from benchlib.predict.llm_speed import METHOD, CountedCall, count_inference, default_dtype
+from benchlib.predict.llm_speed import (
+    METHOD,
+    CountedCall,
+    count_inference,
+    count_training,
+    default_dtype,
+    max_concurrency,
+)
+from benchlib.predict.llm_speed import hours_per_million_tokens as hours_per_million_tokens  # for the pages' costs
+from benchlib.predict.llm_speed import per_million_tokens as per_million_tokens
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
@@ -36,14 +56,27 @@ from benchlib.predict.memory import (
     gpu_memory,
 )
 from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
-from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates
-from benchlib.tables import Table, data_digests, digest_bytes, digest_json, file_digests, register
+from benchlib.predict.roofline import MEMORY_EFFICIENCY, GpuRates, gpu_rates
+from benchlib.tables import Table, data_digests, digest_bytes, digest_json, register
 
 NAME = "can_i_run_it"
 TABLE_FILE = table_file(f"{NAME}.json")
 # What the traces depend on besides benchlib.
 PACKAGES = ("torch", "transformers", "peft")
 TRAINING_SEQ_LEN = 1024
+# The engines the inference tab shows: what `model.generate()` gives, and what a served engine gives.
+EAGER, SERVED = "transformers", "vllm"
+# A served engine's batch for the cost of generating: the largest concurrency whose KV caches fit,
+# but no more than this many sequences (a busy server; more adds latency for every reader).
+SERVING_BATCH_CAP = 64
+# The batches each training step is counted at; a cell's batch is interpolated between the two around it.
+TRAINING_BATCHES = (1, 8, 64)
+# Columns where the served engine is not predicted, and why (the page's legend says so).
+NO_SERVED_ENGINE = {
+    "t4x2": "vLLM splits a model over two GPUs with tensor parallelism, which is not modelled",
+    "p100": "vLLM needs compute capability 7.0 or newer; the P100 (Pascal) is 6.0",
+}
+VLLM_REQUIREMENTS = "https://docs.vllm.ai/en/v0.14.0/getting_started/installation/gpu/"
 
 
 @dataclass(frozen=True)
@@ -103,6 +136,7 @@ TASKS: tuple[Task, ...] = (
     ),
 )
 INFERENCE = TASKS[0]
+TRAINING_TASKS = TASKS[1:]
 
 # snippets/qlora_finetune.py's model and setup on a T4, which computes in fp16 (a test checks the snippet still says so).
 SNIPPET_MODEL = "qwen2.5-0.5b"
@@ -124,38 +158,101 @@ def speed_digest() -> str:
     return digest_json([asdict(gpu_rates(c.spec)) for c in COLUMNS])
 
 
-def decode_rates(model: LanguageModel, task: Task, fits: dict[str, int]) -> dict[str, float | None]:
-    """Predicted decode tokens/s of ``model`` in ``task``'s setup on each column where it fits that
-    setup's context, None elsewhere, as `benchlib predict` gives them for eager ``generate()``. The
-    ops of a decode step don't depend on the GPU, so they are counted once per dtype and timed on
-    each column. Two GPUs run their layers one after the other (``device_map="auto"``), so a pair
-    decodes at one GPU's rate."""
-    engine = ENGINES["transformers"]
-    counted: dict[str, CountedCall | None] = {}
-    rates: dict[str, float | None] = {}
+def engine_digest() -> str:
+    """A short hash of every engine's constants: the speeds change when they do."""
+    return digest_json({name: asdict(engine) for name, engine in ENGINES.items()})
+
+
+def _as_dtype(call: CountedCall, dtype: str) -> CountedCall:
+    """``call`` (counted in bf16) as it runs in ``dtype``: the same ops, at that dtype's peak."""
+    if dtype == "bf16":
+        return call
+    ops = tuple(tuple(replace(op, dtype=dtype) if op.dtype == "bf16" else op for op in depth) for depth in call.ops)
+    return replace(call, ops=ops)
+
+
+class _Calls:
+    """One model's counted calls, each counted once (in bf16) and shared by every column."""
+
+    def __init__(self, model: LanguageModel) -> None:
+        self.model = model
+        self._decode: dict[int, CountedCall | None] = {}
+        self._train: dict[tuple[str, int], CountedCall] = {}
+
+    def decode(self, batch: int, dtype: str) -> CountedCall | None:
+        if batch not in self._decode:
+            setup = make_setup("inference", batch=batch, seq_len=INFERENCE.setup.seq_len)
+            self._decode[batch] = count_inference(self.model, setup).decode
+        call = self._decode[batch]
+        return _as_dtype(call, dtype) if call is not None else None
+
+    def train(self, task: Task, batch: int, dtype: str) -> CountedCall:
+        if (task.key, batch) not in self._train:
+            setup = replace(task.setup, dtype="bf16", batch=batch)
+            self._train[task.key, batch] = count_training(self.model, setup)
+        return _as_dtype(self._train[task.key, batch], dtype)
+
+
+def interpolated_step(times: dict[int, EngineTime], batch: int) -> EngineTime:
+    """A training step's time at ``batch`` from its times at `TRAINING_BATCHES`, linear between the two
+    counted batches around it (past the last, from the last two).
+
+    Each op's work is affine in the batch, but an op takes the longer of its work and its launch, so
+    a step's time bends where small ops stop waiting on the host: one straight line from batch 1
+    would miss that bend, so the line is drawn per stretch between counted batches.
+    """
+    counted = sorted(times)
+    upper = next((b for b in counted[1:] if b >= batch), counted[-1])
+    lower = counted[counted.index(upper) - 1]
+    return times[lower].extrapolate(times[upper], (batch - lower) / (upper - lower))
+
+
+def _training_rate(calls: _Calls, task: Task, batch: int, rates: GpuRates, engine: Engine) -> float:
+    dtype = default_dtype(rates)
+    times = {b: calls.train(task, b, dtype).time(rates, engine) for b in TRAINING_BATCHES}
+    return batch * task.setup.seq_len / interpolated_step(times, batch).seconds
+
+
+def speeds(calls: _Calls, cells: dict[str, dict[str, int]], cache_dir: Path | None) -> dict[str, Any]:
+    """A row's predicted speeds on every column, None where the model doesn't fit (or an engine doesn't run).
+
+    * ``decode_tokens_per_s``: per engine, at batch 1 with a full context of the inference task,
+      as `benchlib predict --engine` gives them. Two GPUs run their layers one after the other
+      (``device_map="auto"``), so a pair decodes at one GPU's rate under transformers.
+    * ``serving``: the served engine at the largest concurrency whose KV caches fit beside the
+      weights (`max_concurrency`), capped at `SERVING_BATCH_CAP`: sequences and aggregate tokens/s.
+    * ``training_tokens_per_s``: each training task at the cell's largest batch (per GPU on a pair,
+      where the cell gives no figure: the gradient exchange between the two is not modelled).
+    """
+    seq_len = INFERENCE.setup.seq_len
+    decode: dict[str, dict[str, float | None]] = {name: {} for name in (EAGER, SERVED)}
+    serving: dict[str, dict[str, Any] | None] = {}
+    training: dict[str, dict[str, float | None]] = {t.key: {} for t in TRAINING_TASKS}
     for column in COLUMNS:
-        if fits[column.key] < task.setup.seq_len:
-            rates[column.key] = None
-            continue
-        gpu = gpu_rates(column.spec)
-        dtype = default_dtype(gpu)
-        if dtype not in counted:
-            setup = make_setup("inference", dtype=dtype, batch=task.setup.batch, seq_len=task.setup.seq_len)
-            counted[dtype] = count_inference(model, setup).decode
-        call = counted[dtype]
-        rates[column.key] = task.setup.batch / call.time(gpu, engine).seconds if call is not None else None
-    return rates
-
-
-def _resnet50_check() -> dict[str, Any]:
-    """How far the same speed model was from Lambda's ResNet-50 rows: what the table's legend cites."""
-    rows, _ = speed_published.compare()
-    held_out = [r for r in rows if r.half == "held out"]
-    return {
-        "rows": len(rows),
-        "median_abs_error": speed_published.median_abs_error(rows),
-        "held_out_median_abs_error": speed_published.median_abs_error(held_out) if held_out else None,
-    }
+        rates = gpu_rates(column.spec)
+        dtype = default_dtype(rates)
+        fits = cells[INFERENCE.key][column.key] >= seq_len
+        one = calls.decode(1, dtype) if fits else None
+        for name in (EAGER, SERVED):
+            runs = one is not None and not (name == SERVED and column.key in NO_SERVED_ENGINE)
+            decode[name][column.key] = 1 / one.time(rates, ENGINES[name]).seconds if runs and one else None
+        serving[column.key] = None
+        if decode[SERVED][column.key] is not None:
+            # The inference task's setup: fp16 and bf16 take the same bytes, so one trace serves every column.
+            concurrency = max_concurrency(calls.model, INFERENCE.setup, column.spec, cache_dir).sequences
+            batch = max(1, min(concurrency, SERVING_BATCH_CAP))
+            many = calls.decode(batch, dtype)
+            assert many is not None
+            serving[column.key] = {
+                "max_concurrency": concurrency,
+                "batch": batch,
+                "tokens_per_s": batch / many.time(rates, ENGINES[SERVED]).seconds,
+            }
+        for task in TRAINING_TASKS:
+            batch = cells[task.key][column.key]
+            runs = batch > 0 and column.count == 1
+            training[task.key][column.key] = _training_rate(calls, task, batch, rates, ENGINES[EAGER]) if runs else None
+    return {"decode_tokens_per_s": decode, "serving": serving, "training_tokens_per_s": training}
 
 
 def column_memory(column: Column) -> DeviceMemory:
@@ -199,7 +296,8 @@ def predict_table(
             }
             size = task.setup.seq_len if task.key == "inference" else 1
             peaks[task.key] = predictor.breakdown(size)
-        decode = decode_rates(model, INFERENCE, cells[INFERENCE.key])
+        on_step(f"{shipped.title}: speeds")
+        predicted = speeds(_Calls(model), cells, cache_dir)
         rows.append(
             {
                 "model": shipped.name,
@@ -211,10 +309,10 @@ def predict_table(
                 "max_positions": model.max_positions(),
                 "cells": cells,
                 "peaks_at_one": peaks,
-                "decode_tokens_per_s": decode,
+                **predicted,
             }
         )
-    on_step("the QLoRA snippet, published measurements and Lambda's ResNet-50 rows")
+    on_step("the QLoRA snippet and published measurements")
     snippet = LLMPredictor(resolve_model(SNIPPET_MODEL), SNIPPET_SETUP, cache_dir).predict(
         gpu_memory(find_gpu(SNIPPET_GPU))
     )
@@ -249,7 +347,15 @@ def predict_table(
             "method": METHOD,
             "memory_efficiency": MEMORY_EFFICIENCY,
             "rates_digest": speed_digest(),
-            "resnet50": _resnet50_check(),
+            "engine_digest": engine_digest(),
+            "engines": {name: {"title": ENGINES[name].title, "basis": ENGINES[name].basis} for name in (EAGER, SERVED)},
+            "eager": EAGER,
+            "served": SERVED,
+            "no_served_engine": NO_SERVED_ENGINE,
+            "vllm_requirements": VLLM_REQUIREMENTS,
+            "serving_batch_cap": SERVING_BATCH_CAP,
+            "training_batches": list(TRAINING_BATCHES),
+            "training_seq_len": TRAINING_SEQ_LEN,
         },
         "snippet": {
             "model": SNIPPET_MODEL,
@@ -294,22 +400,18 @@ def predicted_models() -> list[str]:
 
 def inputs() -> dict[str, str]:
     """What the table was predicted from: the shipped configs, the published peaks, the columns'
-    memory and speed figures, and Lambda's rows (and their GPUs' rates) behind the speed check it
-    cites. Not the rest of the specs: a new price changes none of it.
+    memory and speed figures and the engines' constants. Not the rest of the specs: a new price
+    changes none of it (the pages work out costs from the prices when the site is built).
 
     The configs are the ones in ``language_models.yaml``, and transformers fills in the rest (its
     version counts too), so the file's digest stands for them: no transformers import is needed to
     check the table. Each row still records its config's digest.
     """
-    from benchlib.tables.speed_check import rates_digest
-
-    folder = reported_dir()
     return {
         **data_digests("language_models.yaml", "published_llm_memory.yaml"),
         "column memory": digest_json([asdict(column_memory(c)) for c in COLUMNS]),
         "speed rates": speed_digest(),
-        "GPU rates": rates_digest(),
-        **file_digests(compared_files(folder), folder, "reported"),
+        "engine constants": engine_digest(),
     }
 
 
@@ -327,7 +429,7 @@ TABLE = register(
         "and the comparison with published peak memories",
         compute=lambda on_step: predict_table(cache_folder("fit-llm"), on_step),
         inputs=inputs,
-        steps=lambda: len(predicted_models()) * len(TASKS) + 1,
+        steps=lambda: len(predicted_models()) * (len(TASKS) + 1) + 1,
         packages=PACKAGES,
         summary=summary,
     )

@@ -68,6 +68,17 @@ def test_reported_figures_name_their_source_and_date(guide):
     assert re.search(r"as of \d{4}-\d{2}-\d{2}", text)
 
 
+def test_llm_price_performance_and_break_even_carry_dated_prices(guide):
+    chart = guide.locator("figure[data-chart=llm-price-performance]")
+    assert chart.count() == 1 and "Predicted" in chart.locator("figcaption").inner_text()
+    rows = guide.locator("table[data-table=llm-price] tbody tr")
+    assert rows.count() >= 5
+    hours = guide.locator("table[data-table=break-even] tbody tr")
+    assert hours.count() >= 3
+    for text in hours.all_inner_texts():
+        assert re.search(r"\$[\d,]+", text) and re.search(r"[\d,.]+ h$", text.strip())
+
+
 def test_recommendations_start_free_and_carry_dated_prices(guide):
     free = guide.locator("table[data-table=free-tiers] tbody tr")
     assert free.count() >= 2 and "Colab" in free.first.inner_text()

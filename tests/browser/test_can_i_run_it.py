@@ -15,8 +15,10 @@ pytestmark = pytest.mark.browser
 PAGE = "gpus/can-i-run-it/"
 TASKS = {"Inference": "inference", "QLoRA": "qlora", "LoRA": "lora", "Full fine-tuning": "train"}
 CELL = re.compile(r"\d+K?\*?|✗")
-# An inference cell that fits a 1,024-token prompt adds the predicted decode speed on a second line.
-SPEED = re.compile(r"[\d,.]+ tok/s")
+# An inference cell that fits a 1,024-token prompt adds the predicted decode speed of generate() and
+# of a served engine on a second line; a training cell that fits, tokens/s and hours per million tokens.
+SPEED = re.compile(r"[\d,.]+ / ([\d,.]+|–) tok/s")
+TRAINING = (re.compile(r"[\d,.]+ tok/s"), re.compile(r"[\d,.]+ h/M"))
 
 
 @pytest.fixture
@@ -41,8 +43,8 @@ def test_each_task_tab_shows_every_model_on_every_gpu(can_i, page_log):
                 assert CELL.fullmatch(memory.strip()), text
                 if key == "inference":
                     assert len(speed) <= 1 and all(SPEED.fullmatch(s.strip()) for s in speed), text
-                else:
-                    assert not speed, text
+                elif speed:
+                    assert [bool(p.fullmatch(s.strip())) for p, s in zip(TRAINING, speed)] == [True, True], text
     assert not page_log.blocked_requests and not page_log.console_errors
 
 
@@ -56,12 +58,21 @@ def test_an_8b_model_qloras_on_the_free_t4_and_says_it_is_predicted(can_i):
 def test_inference_cells_show_predicted_decode_speed_and_link_the_check(can_i, page):
     cell = can_i.locator("table[data-table=llm-fit-inference] tr[data-model='llama-3.1-8b'] td[data-gpu='h100']")
     assert SPEED.fullmatch(cell.locator(".fg-note").inner_text().strip())
-    assert "tokens/s (predicted)" in cell.get_attribute("title")
+    assert "served (vLLM) (predicted)" in cell.get_attribute("title")
     legend = can_i.locator("p.fg-note", has_text="tok/s").first
-    assert "predicted" in legend.inner_text() and "No measured decode speed" in legend.inner_text()
-    legend.locator("a", has_text="predicted against reported").click()
-    expect(page).to_have_url(re.compile(r"gpus/buying-guide/"))  # navigation.tracking may rewrite the fragment
-    expect(page.locator("h3#predicted-against-reported")).to_be_visible()
+    assert "predicted" in legend.inner_text() and "model.generate()" in legend.inner_text()
+    assert re.search(r"a median error of \d+%|not yet checked against a published measurement", legend.inner_text())
+    legend.locator("a", has_text="How speed is predicted").click()
+    expect(page).to_have_url(re.compile(r"benchmarks/methodology/"))  # navigation.tracking may rewrite the fragment
+    expect(page.locator("h2#how-speed-is-predicted")).to_be_visible()
+
+
+def test_the_cost_table_gives_dollars_per_million_tokens_with_dated_prices(can_i):
+    rows = can_i.locator("table[data-table=llm-cost] tbody tr")
+    assert rows.count() >= 5
+    for text in rows.all_inner_texts():
+        assert re.search(r"\$\d+\.\d\d(–\d+\.\d\d)?/h", text) and re.search(r"\d{4}(-\d{2})?", text)
+        assert re.search(r"\$[\d,.]+|✗", text)
 
 
 def test_published_measurements_carry_source_date_and_error(can_i):
