@@ -224,9 +224,3 @@ def time_ops(t: OpTimes, engine: Engine) -> EngineTime:
         flops=t.flops,
         bytes=float(t.bytes.sum()),
     )
-
-
-def engine_time(ops: list[OpCost], rates: GpuRates, engine: Engine, tokens_per_call: int) -> EngineTime:
-    """Seconds of one call of ``ops``, feeding ``tokens_per_call`` tokens to each layer, on a GPU with
-    ``rates`` under ``engine``."""
-    return time_ops(op_times(with_fused_weights(ops, engine, tokens_per_call), rates, engine), engine)
