@@ -350,7 +350,7 @@ def speed_method(here: str = "benchmarks/methodology.md") -> str:
         held_out=held_out,
         not_checked=NOT_CHECKED,
         sources=[sources[key] for key in sorted(sources)],
-        link=page_link("gpus/can-i-run-it.md", here),
+        table_page=page_link("gpus/can-i-run-it.md", here),
     )
 
 
