@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from benchlib.cli.fit_options import InputOpt, ModelSizeOpt, parse_bytes, parse_shape
+from benchlib.cli.fit_options import InputOpt, ModelSizeOpt, language_model_setup, parse_bytes, parse_shape
 from benchlib.cli.output import console, usage_error
 from benchlib.core.units import format_bytes
 
@@ -247,7 +247,7 @@ def _fit_language_model(
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.core.cache import cache_folder
     from benchlib.models.trainable import MODELS
-    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, QUANTIZED_WEIGHTS, make_setup, predict_llm
+    from benchlib.predict.llm_memory import QUANTIZED_WEIGHTS, predict_llm
 
     try:
         if input is not None:
@@ -262,16 +262,17 @@ def _fit_language_model(
             if dtype is None and weights in (None, *QUANTIZED_WEIGHTS):
                 dtype = "fp16"  # what a reader uses on a GPU without bf16, such as the T4
         language_model = resolve_model(model, also_known=tuple(MODELS))
-        setup = make_setup(
+        setup = language_model_setup(
+            language_model,
             mode,
             weights=weights,
             dtype=dtype,
-            batch=batch or 1,
-            seq_len=seq_len or min(DEFAULT_SEQ_LEN, language_model.max_positions()),
+            batch=batch,
+            seq_len=seq_len,
             lora_rank=lora_rank,
             lora_targets=lora_targets,
             grad_checkpointing=grad_checkpointing,
-            optimizer=optimizer or "adamw",
+            optimizer=optimizer,
         )
         prediction = predict_llm(language_model, setup, device, cache_dir=cache_folder("fit-llm"))
     except (ModelNotFound, UnknownGPU, ValueError) as exc:

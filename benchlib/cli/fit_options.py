@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from benchlib.catalog.language_models import LanguageModel
+    from benchlib.predict.llm_memory import Setup
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
@@ -42,3 +46,33 @@ InputOpt = Annotated[
 DtypeOpt = Annotated[str, typer.Option("--dtype", help="fp32, or fp16/bf16 mixed precision (autocast, fp32 weights).")]
 OptimizerOpt = Annotated[str, typer.Option("--optimizer", help="adam or sgd (with momentum).")]
 ModelSizeOpt = Annotated[str, typer.Option("--size", help="full, or small: the same kind of network, tiny, for tests.")]
+
+
+def language_model_setup(
+    model: LanguageModel,
+    mode: str,
+    *,
+    weights: str | None,
+    dtype: str | None,
+    batch: int | None,
+    seq_len: int | None,
+    lora_rank: int | None,
+    lora_targets: str,
+    grad_checkpointing: bool,
+    optimizer: str | None,
+) -> Setup:
+    """The `Setup` `benchlib fit` and `benchlib predict` answer for: their flags, with the commands' defaults
+    (batch 1, fit's sequence length capped at the model's, AdamW); ValueError names a flag that doesn't apply."""
+    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup
+
+    return make_setup(
+        mode,
+        weights=weights,
+        dtype=dtype,
+        batch=batch or 1,
+        seq_len=seq_len or min(DEFAULT_SEQ_LEN, model.max_positions()),
+        lora_rank=lora_rank,
+        lora_targets=lora_targets,
+        grad_checkpointing=grad_checkpointing,
+        optimizer=optimizer or "adamw",
+    )

@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from benchlib.cli.fit import ModelOpt
+from benchlib.cli.fit_options import language_model_setup
 from benchlib.cli.output import console, usage_error
 
 if TYPE_CHECKING:
@@ -187,22 +188,22 @@ def _predict_language_model(
     optimizer: str | None,
 ) -> LLMSpeed:
     from benchlib.core.cache import cache_folder
-    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup
     from benchlib.predict.llm_speed import default_dtype, predict_llm_speed
     from benchlib.predict.roofline import gpu_rates
 
     if dtype is None and weights not in ("fp16", "bf16", "fp32"):
         dtype = default_dtype(gpu_rates(spec))  # fp16 on a GPU without bf16, such as the T4
-    setup = make_setup(
+    setup = language_model_setup(
+        model,
         mode,
         weights=weights,
         dtype=dtype,
-        batch=batch or 1,
-        seq_len=seq_len or min(DEFAULT_SEQ_LEN, model.max_positions()),
+        batch=batch,
+        seq_len=seq_len,
         lora_rank=lora_rank,
         lora_targets=lora_targets,
         grad_checkpointing=grad_checkpointing,
-        optimizer=optimizer or "adamw",
+        optimizer=optimizer,
     )
     return predict_llm_speed(model, spec, setup, engine, cache_dir=cache_folder("fit-llm"))
 
