@@ -68,6 +68,14 @@ def test_an_embedding_lookup_reads_only_the_rows_it_returns():
     assert [op.bytes for op in counter.ops] == [2 * 3 * 16 * 4]
 
 
+def test_grouped_query_attention_counts_the_arithmetic_of_every_query_head():
+    # 8 query heads share 2 key/value heads: the arithmetic is that of 8 full heads.
+    q, kv = torch.randn(1, 8, 16, 32), torch.randn(1, 2, 16, 32)
+    with op_counter() as counter:
+        torch.nn.functional.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
+    assert sum(op.flops for op in counter.ops) == 4 * 8 * 16 * 16 * 32
+
+
 # ----------------------------------------------------------------------------- the GPU's figures
 
 

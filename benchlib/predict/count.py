@@ -72,10 +72,16 @@ def _nbytes(tensors: list[Any]) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
+def _as_query_heads(query: Any, kv: Any) -> tuple[int, ...]:
+    """A grouped-query key or value shape with the query's head count: each query head does the
+    same arithmetic whether or not it shares its key, and torch before 2.14 asserts equal heads."""
+    return (*kv.shape[:-3], query.shape[-3], *kv.shape[-2:])
+
+
 def _flash_for_cpu_flops(query: Any, key: Any, value: Any, *args: Any, out_val: Any = None, **kwargs: Any) -> int:
     from torch.utils.flop_counter import sdpa_flop_count
 
-    return sdpa_flop_count(query.shape, key.shape, value.shape)
+    return sdpa_flop_count(query.shape, _as_query_heads(query, key), _as_query_heads(query, value))
 
 
 def _flash_for_cpu_backward_flops(
@@ -83,7 +89,9 @@ def _flash_for_cpu_backward_flops(
 ) -> int:
     from torch.utils.flop_counter import sdpa_backward_flop_count
 
-    return sdpa_backward_flop_count(grad_out.shape, query.shape, key.shape, value.shape)
+    return sdpa_backward_flop_count(
+        grad_out.shape, query.shape, _as_query_heads(query, key), _as_query_heads(query, value)
+    )
 
 
 def _formulas() -> dict[Any, Callable[..., int]]:
