@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -90,6 +91,35 @@ def test_peak_only_tracker_keeps_memtrackers_peak():
     tracer = PeakTracer("vit_b_16", size="small", foreach=None)
     for batch in (3, 17):
         assert tracer.peak(batch) == tracer.peak(batch, MemTracker)
+
+
+@pytest.mark.parametrize(("dtype", "masked"), [("fp32", True), ("fp16", True), ("fp16", False)])
+def test_attention_with_dropout_and_a_mask_keeps_no_seq_by_seq_tensor(dtype, masked):
+    # On the CPU, dropout or a mask sends attention to the math path, which keeps the seq x seq
+    # probabilities for the backward; a GPU's fused kernels keep none, and fit predicts the GPU.
+    import torch
+    from torch import nn
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from benchlib.predict.memory import fused_attention, peak_only_tracker
+
+    def peak(seq: int, fused: bool) -> int:
+        with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+            torch_dtype = {"fp16": torch.float16, "fp32": torch.float32}[dtype]
+            layer = nn.MultiheadAttention(64, 8, dropout=0.1, batch_first=True, dtype=torch_dtype)
+            x = torch.randn(2, seq, 64, dtype=torch_dtype, requires_grad=True)
+            mask = nn.Transformer.generate_square_subsequent_mask(seq, dtype=x.dtype) if masked else None
+            tracker = peak_only_tracker()()
+            with tracker, fused_attention() if fused else contextlib.nullcontext():
+                layer(x, x, x, attn_mask=mask, need_weights=False)[0].sum().backward()
+        del mode
+        snapshot = tracker.get_tracker_snapshot("peak")
+        return int(sum(s["Total"] for d, s in snapshot.items() if isinstance(d, torch.device)))
+
+    # Doubling the sequence quadruples what the math path keeps, and roughly doubles the fused kernel's.
+    assert peak(1024, fused=False) > 3 * peak(512, fused=False)
+    assert peak(1024, fused=True) < 2.5 * peak(512, fused=True)
+    assert peak(1024, fused=True) < peak(1024, fused=False) / 4
 
 
 def test_traced_peak_counts_weights_gradients_and_optimizer_state():
