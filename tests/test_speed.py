@@ -23,6 +23,7 @@ from benchlib.predict.count import op_counter
 from benchlib.predict.roofline import (
     COMPUTE_EFFICIENCY,
     DEFAULT_COMPUTE_EFFICIENCY,
+    EAGER_LAUNCH_S,
     MEMORY_EFFICIENCY,
     NVIDIA_GENERATIONS,
     generation,
@@ -119,6 +120,18 @@ def test_each_op_takes_the_slower_of_its_compute_and_its_memory():
     assert step.compute_bound_s == pytest.approx(matmul.flops / (312e12 * rates.compute_efficiency))
     assert step.memory_bound_s == pytest.approx(add.bytes / (2039e9 * MEMORY_EFFICIENCY))
     assert step.seconds == pytest.approx(step.compute_bound_s + step.memory_bound_s)
+
+
+def test_an_op_shorter_than_a_kernel_launch_takes_one_launch():
+    # Eager PyTorch launches every op from the host: a tiny add can't finish sooner than its launch.
+    a = torch.empty(8, dtype=torch.float16, device="meta")
+    with op_counter() as counter:
+        a + a
+        a * a
+    step = step_time(counter.ops, gpu_rates(find_gpu("A100 80GB SXM")))
+    assert step.launch_bound_s == pytest.approx(2 * EAGER_LAUNCH_S)
+    assert step.seconds == pytest.approx(2 * EAGER_LAUNCH_S)
+    assert step.compute_bound_s == step.memory_bound_s == 0.0
 
 
 # ----------------------------------------------------------------------------- predictions

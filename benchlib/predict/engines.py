@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from benchlib.predict.count import OpCost
-from benchlib.predict.roofline import GpuRates
+from benchlib.predict.roofline import EAGER_LAUNCH_S, GpuRates
 
 DEQUANTIZE = "dequantize"
 FUSED_QUANTIZED = "fused quantized matmul"
@@ -87,7 +87,7 @@ ENGINES: dict[str, Engine] = {
     "transformers": Engine(
         name="transformers",
         title="transformers (eager PyTorch: generate(), Trainer)",
-        launch_s=21e-6,
+        launch_s=EAGER_LAUNCH_S,
         step_s=0.0,
         stream_efficiency=0.95,
         attention_efficiency=0.45,

@@ -8,16 +8,17 @@ elementwise and normalisation kernels, fitted on half of Lambda's ResNet-50 rows
 (``benchmarks/speed_published.py`` fits it and reports the other half).
 
 Like PyTorch's defaults, fp32 convolutions use TF32 tensor cores where the GPU has them
-(``torch.backends.cudnn.allow_tf32``) and fp32 matmuls don't. Nothing models launch overhead or
-overlap between ops, so a small model at batch 1 runs slower than predicted when the CPU can't
-keep the GPU fed.
+(``torch.backends.cudnn.allow_tf32``) and fp32 matmuls don't. Eager PyTorch launches each op from
+the host, so no op takes less than one launch (``EAGER_LAUNCH_S``): kernels run asynchronously,
+so a launch overlaps the kernel before it and only the longer of the two counts. Without that
+floor ResNet-50 inference at batch 1 was predicted 15 times faster than an H200 measured it.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU
 from benchlib.predict.count import OpCost
@@ -35,7 +36,11 @@ NVIDIA_GENERATIONS = ("Ampere", "Hopper", "Blackwell", "Blackwell Ultra")
 # For a generation MAMF hasn't measured (Volta, Turing, Ada, Pascal): the median NVIDIA generation.
 DEFAULT_COMPUTE_EFFICIENCY = round(statistics.median(COMPUTE_EFFICIENCY[g] for g in NVIDIA_GENERATIONS), 3)
 # Fitted by benchmarks/speed_published.py on the calibration half of Lambda's ResNet-50 rows.
-MEMORY_EFFICIENCY = 0.45
+MEMORY_EFFICIENCY = 0.5
+# Host seconds per kernel launch in eager PyTorch: fitted by benchmarks/llm_speed_published.py on
+# the calibration half of Qwen's transformers generate() rows, where launches bound decoding, and
+# used unchanged here (the transformers engine, `benchlib.predict.engines`, is eager PyTorch too).
+EAGER_LAUNCH_S = 21e-6
 _CHIP_CODE = re.compile(r"^(?:[A-Z]{2}\d{3}[A-Z]?|\(.*\))$")
 
 
@@ -125,6 +130,15 @@ def gpu_rates(spec: AcceleratorSpec) -> GpuRates:
     )
 
 
+def engine_figures(rates: GpuRates) -> dict[str, object]:
+    """The figures the language-model engines time with: everything but the roofline's own fitted
+    bandwidth fraction, which only the built-in networks use (a table's digest of them stays put
+    when that fraction is refitted)."""
+    figures = asdict(rates)
+    del figures["memory_efficiency"]
+    return figures
+
+
 @dataclass(frozen=True)
 class StepTime:
     """One step's predicted seconds, split by what bounds each op."""
@@ -134,20 +148,25 @@ class StepTime:
     memory_bound_s: float
     flops: int
     bytes: int
+    launch_bound_s: float = 0.0  # ops shorter than a launch, at one launch each
 
 
 def step_time(ops: list[OpCost], rates: GpuRates) -> StepTime:
-    compute_bound = memory_bound = 0.0
+    """Seconds of one eager step: each op takes the longest of its arithmetic, its traffic and one launch."""
+    compute_bound = memory_bound = launch_bound = 0.0
     for op in ops:
         compute, memory = rates.seconds(op)
-        if compute > memory:
+        if EAGER_LAUNCH_S >= max(compute, memory):
+            launch_bound += EAGER_LAUNCH_S
+        elif compute > memory:
             compute_bound += compute
         else:
             memory_bound += memory
     return StepTime(
-        compute_bound + memory_bound,
+        compute_bound + memory_bound + launch_bound,
         compute_bound,
         memory_bound,
         sum(op.flops for op in ops),
         sum(op.bytes for op in ops),
+        launch_bound,
     )

@@ -24,7 +24,7 @@ DEFAULT_IMAGE_BATCH = 64
 METHOD = (
     "roofline per op: FLOPs and bytes of one step counted with torch.utils.flop_counter on fake tensors; "
     "compute at the specs' peak x the MAMF fraction for the generation, memory at the peak bandwidth x a "
-    "fitted fraction"
+    "fitted fraction; no op shorter than one eager kernel launch"
 )
 
 
@@ -55,6 +55,7 @@ class SpeedPrediction:
             "step_s": step.seconds,
             "compute_bound_s": step.compute_bound_s,
             "memory_bound_s": step.memory_bound_s,
+            "launch_bound_s": step.launch_bound_s,
             "compute_bound_share": step.compute_bound_s / step.seconds if step.seconds else 0.0,
             "flops": step.flops,
             "bytes_moved": step.bytes,
