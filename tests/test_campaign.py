@@ -130,11 +130,13 @@ def test_a_gpu_the_specs_dont_know_starts_its_search_from_its_probed_memory():
     from benchlib.results.schema import GPUInfo
 
     request = TrialRequest(model="unet", batch=1, size="small", device="cuda")
-    mystery = GPUInfo(index=0, name="Mystery GPU 9000", memory_total_bytes=64 * 1024**2)
-    larger = mystery.model_copy(update={"memory_total_bytes": 256 * 1024**2})
+    mystery = GPUInfo(index=0, name="Mystery GPU 9000", memory_total_bytes=1024**3)
+    larger = mystery.model_copy(update={"memory_total_bytes": 4 * 1024**3})
     assert fit_prediction(request, mystery.name) is None, "no prediction is shown for it"
     small, large = fit_guess(request, mystery), fit_guess(request, larger)
     assert small and large and large > 2 * small
+    # Smaller than the CUDA context fit sets aside: no guess, the search doubles from 1.
+    assert fit_guess(request, mystery.model_copy(update={"memory_total_bytes": 256 * 1024**2})) is None
 
 
 def _record(**fields) -> MeasurementRecord:

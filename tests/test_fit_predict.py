@@ -19,7 +19,6 @@ from benchlib.predict import memory as fit_predict
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
-    USABLE_FRACTION,
     PeakTracer,
     Predictor,
     gpu_memory,
@@ -153,19 +152,29 @@ def test_fp16_mixed_precision_needs_less_activation_memory_than_fp32():
 # ----------------------------------------------------------------------------- GPU memory
 
 
-def test_t4_usable_memory_comes_from_the_specs_with_its_status():
+def test_a_gpu_with_a_published_nvidia_smi_total_has_that_total_with_its_source():
     from benchlib.catalog.gpus import find_accelerator
 
-    fact = find_accelerator("T4").usable_memory_gb
+    fact = find_accelerator("T4").smi_memory_mib
     t4 = gpu_memory(find_gpu("Tesla T4"))
-    assert t4.name == "T4" and t4.usable_bytes == int(fact.value * GIB)
-    assert t4.basis == "specs: usable memory" and t4.status == fact.status and t4.source == fact.source
+    assert t4.name == "T4" and t4.usable_bytes == fact.value * MIB == 15 * GIB
+    assert t4.basis == "nvidia-smi total" and (t4.status, t4.source, t4.as_of) == (fact.status, fact.source, fact.as_of)
 
 
-def test_gpus_without_a_usable_figure_use_the_stated_rule():
-    a100 = gpu_memory(find_gpu("A100 40GB SXM"))
-    assert a100.usable_bytes == int(40 * GIB * USABLE_FRACTION)
-    assert a100.status == "estimated" and a100.basis.startswith("rule:")
+def test_a_gpu_without_one_takes_the_median_share_of_its_label_and_says_so():
+    import statistics
+
+    from benchlib.catalog.gpus import load_accelerators
+
+    published = [s for s in load_accelerators() if s.smi_memory_mib and s.memory_gb]
+    assert len(published) >= 5
+    share = statistics.median(
+        s.smi_memory_mib.value / (s.memory_gb.value * 1024 / (s.devices_per_unit.value if s.devices_per_unit else 1))
+        for s in published
+    )
+    p4 = gpu_memory(find_gpu("Tesla P4"))
+    assert p4.usable_bytes == int(8 * GIB * share)
+    assert p4.status == "estimated" and f"{share:.1%} of the 8 GB label" in p4.basis
 
 
 def test_dual_gpu_boards_count_one_device():

@@ -89,7 +89,7 @@ def test_table_facts_are_carried_faithfully(specs: list[AcceleratorSpec]) -> Non
     p100 = by_name["P100 PCIe 16GB"].bandwidth_gbps
     assert p100 is not None and p100.status == "conflict" and "720" in (p100.note or "")
     t4 = by_name["T4"]
-    assert t4.usable_memory_gb is not None and t4.usable_memory_gb.value == 15
+    assert t4.smi_memory_mib is not None and t4.smi_memory_mib.value == 15360
     assert t4.bf16_supported is not None and t4.bf16_supported.value is False
     assert t4.tf32_supported is not None and t4.tf32_supported.value is False
     assert t4.bf16_tensor_tflops is None  # "—" stays absent, never zero

@@ -158,7 +158,10 @@ class AcceleratorSpec(_Frozen):
     year: Fact[Annotated[int, Field(ge=1990, le=2100)]]
     devices_per_unit: Fact[PositiveInt] | None = None
     memory_gb: Number | None = None
-    usable_memory_gb: Number | None = None
+    smi_memory_mib: Fact[PositiveInt] | None = Field(
+        None,
+        description="Total memory of one device as nvidia-smi prints it (MiB), from a published output or a probe.",
+    )
     bandwidth_gbps: Number | None = None
     fp32_tflops: Number | None = None
     fp16_tflops: Number | None = Field(None, description="Non-tensor-core FP16, for GPUs without FP16 tensor cores.")
@@ -201,8 +204,9 @@ class AcceleratorSpec(_Frozen):
             supported = getattr(self, flag)
             if getattr(self, figure) is not None and supported is not None and not supported.value:
                 raise ValueError(f"{figure} is given but {flag} is false")
-        if self.usable_memory_gb and self.memory_gb and self.usable_memory_gb.value > self.memory_gb.value:
-            raise ValueError("usable_memory_gb is larger than memory_gb")
+        # A label's GB are GiB (a "16 GB" T4 holds 16 GiB), and nvidia-smi never shows more.
+        if self.smi_memory_mib and self.memory_gb and self.smi_memory_mib.value > self.memory_gb.value * 1024:
+            raise ValueError("smi_memory_mib is larger than memory_gb: is it in MiB, and for one device?")
         return self
 
     def facts(self) -> Iterator[tuple[str, Fact[Any]]]:

@@ -103,12 +103,14 @@ def fit_prediction(request: TrialRequest, device_name: str | None) -> FitPredict
 
 def fit_guess(request: TrialRequest, gpu: GPUInfo | None) -> int | None:
     """Where a search starts: fit's predicted largest batch, if it has one. For a GPU the specs
-    don't know, fit's prediction for the usable share of the memory the probe saw on it."""
+    don't know, fit's prediction for the memory the probe saw on it, less the allowances fit sets
+    aside on a GPU it knows (the CUDA context, the allocator's overhead)."""
     from dataclasses import replace
 
-    from benchlib.predict.memory import USABLE_FRACTION
+    from benchlib.predict.memory import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES
 
     prediction = fit_prediction(request, gpu.name if gpu else None)
     if prediction is None and gpu is not None and gpu.memory_total_bytes and request.memory_limit is None:
-        prediction = fit_prediction(replace(request, memory_limit=int(gpu.memory_total_bytes * USABLE_FRACTION)), None)
+        budget = int((gpu.memory_total_bytes - CUDA_CONTEXT_BYTES) / (1 + ALLOCATOR_OVERHEAD))
+        prediction = fit_prediction(replace(request, memory_limit=budget), None) if budget > 0 else None
     return prediction.max_batch if prediction and prediction.max_batch else None

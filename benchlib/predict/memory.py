@@ -21,15 +21,15 @@ import contextlib
 import hashlib
 import json
 import math
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import benchlib
-from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU, reported_gpu
+from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU, load_accelerators, reported_gpu
 from benchlib.core.cache import write_cache_json
 from benchlib.core.units import GIB, MIB
 from benchlib.models.step import DTYPES, OPTIMIZERS, TrainingStep, check_choice
@@ -43,11 +43,6 @@ CUDA_CONTEXT_SOURCE = "https://github.com/pytorch/pytorch/issues/109888"
 # The caching allocator reserves more than the tensors it hands out (block rounding, cuDNN and
 # cuBLAS workspaces, fragmentation). 10 % is our assumption, not yet checked against a GPU run.
 ALLOCATOR_OVERHEAD = 0.10
-# Usable memory where the specs give none: the T4 shows 15 of its 16 GB (ECC on GDDR6 keeps
-# 1/16; specs: usable_memory_gb). We apply the same fraction to every GPU: cautious for HBM
-# cards, whose ECC takes no capacity. GPU memory is sold in binary units (a "16 GB" T4 holds
-# 16 GiB; nvidia-smi shows 15360 MiB usable), so a label's GB count is read as GiB.
-USABLE_FRACTION = 15 / 16
 
 # The batch sizes the first two traces use; any pair works, these keep the line close to
 # the answers that matter (a few samples to a few thousand).
@@ -104,25 +99,43 @@ def searched_device(
     return None
 
 
+def smi_share() -> float:
+    """What nvidia-smi shows of the label, for a GPU without a published nvidia-smi total: the
+    median share over the GPUs with one. A label's GB are read as GiB (a "16 GB" T4 holds 16 GiB,
+    of which ECC on GDDR6 leaves 15,360 MiB), so the share is at most one."""
+    shares = [
+        spec.smi_memory_mib.value * MIB / (spec.memory_gb.value / _devices(spec) * GIB)
+        for spec in load_accelerators()
+        if spec.smi_memory_mib is not None and spec.memory_gb is not None
+    ]
+    return statistics.median(shares)
+
+
+def _devices(spec: AcceleratorSpec) -> int:
+    return spec.devices_per_unit.value if spec.devices_per_unit else 1
+
+
 def gpu_memory(spec: AcceleratorSpec) -> DeviceMemory:
-    """The usable memory of one GPU (`benchlib.catalog.gpus.find_gpu` turns a name into its spec)."""
+    """The memory one GPU gives a process (`benchlib.catalog.gpus.find_gpu` turns a name into its spec):
+    the total nvidia-smi shows, before the CUDA context and the allocator's overhead are set aside,
+    as ``torch.cuda.mem_get_info()`` reports it free on an idle GPU less the context."""
     if spec.memory_gb is None:
         raise UnknownGPU(f"the specs give no memory size for {spec.name}")
-    per_device = spec.devices_per_unit.value if spec.devices_per_unit else 1
-    total = int(spec.memory_gb.value / per_device * GIB)
-    fact = spec.usable_memory_gb
+    total = int(spec.memory_gb.value / _devices(spec) * GIB)
+    fact = spec.smi_memory_mib
     if fact is not None:
         usable, basis, status, source, as_of = (
-            int(fact.value / per_device * GIB),
-            "specs: usable memory",
+            fact.value * MIB,
+            "nvidia-smi total",
             fact.status,
             fact.source,
             fact.as_of,
         )
     else:
-        usable = int(total * USABLE_FRACTION)
-        label = f"{spec.memory_gb.value / per_device:g} GB"
-        basis = f"rule: {Fraction(USABLE_FRACTION).limit_denominator(64)} of the {label} label"
+        share = smi_share()
+        usable = int(total * share)
+        label = f"{spec.memory_gb.value / _devices(spec):g} GB"
+        basis = f"rule: {share:.1%} of the {label} label, the median share nvidia-smi shows where published"
         status, source, as_of = "estimated", spec.memory_gb.source, spec.memory_gb.as_of
     return DeviceMemory(
         name=spec.name,

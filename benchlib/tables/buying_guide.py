@@ -24,9 +24,9 @@ from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
     CUDA_CONTEXT_SOURCE,
-    USABLE_FRACTION,
     Predictor,
     gpu_memory,
+    smi_share,
 )
 from benchlib.results.store import read_results
 from benchlib.tables import Table, digest_json, file_digests, register
@@ -127,7 +127,7 @@ def compute(on_step: Callable[[str], None]) -> dict[str, Any]:
             "cuda_context_bytes": CUDA_CONTEXT_BYTES,
             "cuda_context_source": CUDA_CONTEXT_SOURCE,
             "allocator_overhead": ALLOCATOR_OVERHEAD,
-            "usable_fraction": USABLE_FRACTION,
+            "smi_share": smi_share(),
         },
         "models": _models(),
         "dtypes": list(MATRIX_DTYPES),

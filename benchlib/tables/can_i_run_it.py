@@ -56,7 +56,7 @@ from benchlib.predict.memory import (
     gpu_memory,
 )
 from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
-from benchlib.predict.roofline import MEMORY_EFFICIENCY, GpuRates, gpu_rates
+from benchlib.predict.roofline import GpuRates, engine_figures, gpu_rates
 from benchlib.tables import Table, data_digests, digest_bytes, digest_json, register
 
 NAME = "can_i_run_it"
@@ -155,7 +155,7 @@ def published_digest() -> str:
 
 def speed_digest() -> str:
     """A short hash of every figure the columns' speed predictions use: it changes with the specs or the constants."""
-    return digest_json([asdict(gpu_rates(c.spec)) for c in COLUMNS])
+    return digest_json([engine_figures(gpu_rates(c.spec)) for c in COLUMNS])
 
 
 def engine_digest() -> str:
@@ -345,7 +345,6 @@ def predict_table(
             "seq_len": INFERENCE.setup.seq_len,
             "dtypes": {c.key: default_dtype(gpu_rates(c.spec)) for c in COLUMNS},
             "method": METHOD,
-            "memory_efficiency": MEMORY_EFFICIENCY,
             "rates_digest": speed_digest(),
             "engine_digest": engine_digest(),
             "engines": {name: {"title": ENGINES[name].title, "basis": ENGINES[name].basis} for name in (EAGER, SERVED)},

@@ -25,7 +25,7 @@ from benchlib.derive.published_llm_speed import (
     summaries,
 )
 from benchlib.predict.engines import ENGINES
-from benchlib.predict.roofline import gpu_rates
+from benchlib.predict.roofline import engine_figures, gpu_rates
 from benchlib.tables import Table, TableMissing, data_digests, digest_json, read, register
 
 NAME = "llm_speed_check"
@@ -85,7 +85,7 @@ def inputs() -> dict[str, str]:
     return {
         **data_digests(INFERENCE_FILE.name, TRAINING_FILE.name, "language_models.yaml"),
         "engine constants": digest_json(_engines()),
-        "GPU rates": digest_json([asdict(gpu_rates(find_gpu(g))) for g in gpus]),
+        "GPU rates": digest_json([engine_figures(gpu_rates(find_gpu(g))) for g in gpus]),
     }
 
 

@@ -11,14 +11,17 @@ A search the table doesn't hold (a results folder of your own) is predicted when
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from benchlib.catalog.gpus import find_gpu, reported_gpu
 from benchlib.core.paths import reported_dir, results_dir
 from benchlib.derive.searched import fit_prediction, model_label, request_of, search_key
+from benchlib.predict.memory import gpu_memory
 from benchlib.results.schema import MeasurementRecord
 from benchlib.results.store import iter_result_paths, read_results
-from benchlib.tables import Table, file_digests, register
+from benchlib.tables import Table, digest_json, file_digests, register
 from benchlib.workloads import LARGEST_BATCH, checks_of
 
 NAME = "searched"
@@ -69,9 +72,14 @@ def compute(on_step: Callable[[str], None]) -> dict[str, Any]:
 
 
 def inputs() -> dict[str, str]:
-    """The results files that hold a measured search."""
+    """The results files that hold a measured search, and the memory fit counts for each GPU searched."""
     folder = results_dir()
-    return file_digests(sorted(dict.fromkeys(path for path, _ in _measured_searches(folder))), folder, "results")
+    searches = list(_measured_searches(folder))
+    gpus = sorted({spec.name for _, record in searches if (spec := reported_gpu(record.device_name)) is not None})
+    return {
+        **file_digests(sorted(dict.fromkeys(path for path, _ in searches)), folder, "results"),
+        "GPU memory": digest_json({name: asdict(gpu_memory(find_gpu(name))) for name in gpus}),
+    }
 
 
 def summary(table: dict[str, Any]) -> str:
