@@ -236,6 +236,9 @@ def test_near_misses_are_not_matched(reported: str) -> None:
         ("NVIDIA A100-SXM4-40GB", "tf32", 156),
         ("NVIDIA A100-SXM4-40GB", "bf16", 312),
         ("NVIDIA H100 80GB HBM3", "bf16", 989),
+        ("NVIDIA H100 NVL", "bf16", 835.5),  # dense: NVIDIA's 1,671 is with sparsity
+        ("NVIDIA B200", "fp32", 75),  # HGX B200; 80 is the GB200's
+        ("NVIDIA B300 SXM6 AC", "fp32", 75),
         ("Tesla T4", "fp16", 65),
         ("Tesla T4", "bf16", None),  # Turing: no bf16 tensor cores
         ("Tesla T4", "tf32", None),
