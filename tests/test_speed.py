@@ -157,7 +157,9 @@ def test_the_done_when_command_prints_images_per_second():
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert answer["unit"] == "images/s" and answer["throughput"] > 0 and answer["kind"] == "predicted"
-    assert answer["step_s"] == pytest.approx(answer["compute_bound_s"] + answer["memory_bound_s"])
+    assert answer["step_s"] == pytest.approx(
+        answer["compute_bound_s"] + answer["memory_bound_s"] + answer["launch_bound_s"]
+    )
 
 
 @pytest.mark.parametrize(

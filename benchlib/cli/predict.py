@@ -224,21 +224,25 @@ def _flops(value: int) -> str:
 
 
 def _print(p: SpeedPrediction) -> None:
+    from benchlib.predict.roofline import EAGER_LAUNCH_S
+
     r, step = p.rates, p.step
     table = Table(title=f"{p.model} on {p.gpu}: {p.mode}, {p.dtype}, batch {p.batch}; predicted", show_header=False)
     table.add_column("what")
     table.add_column("value", overflow="fold")
     table.add_row("throughput", f"[bold]{_rate(p.throughput)} {p.unit}[/]")
     table.add_row("one step", _seconds(step.seconds))
-    share = step.compute_bound_s / step.seconds if step.seconds else 0.0
-    table.add_row("bound by", f"compute {share:.0%}, memory {1 - share:.0%} of the time")
+    total = step.seconds or 1.0
+    shares = {"compute": step.compute_bound_s, "memory": step.memory_bound_s, "kernel launches": step.launch_bound_s}
+    table.add_row("bound by", _bound_text({k: v / total for k, v in shares.items()}) + " of the time")
     table.add_row("work", f"{_flops(step.flops)}, {step.bytes / 1e9:,.2f} GB moved")
     peaks = ", ".join(f"{k} {v:g}" for k, v in r.peaks_tflops.items())
     table.add_row("GPU figures", f"{peaks} TFLOPS; {r.bandwidth_gbps:g} GB/s ({r.generation})")
     table.add_row(
         "efficiency",
         f"compute {r.compute_efficiency:.0%} of peak ({r.efficiency_basis}); "
-        f"memory {r.memory_efficiency:.0%} of bandwidth (fitted)",
+        f"memory {r.memory_efficiency:.0%} of bandwidth (fitted); at least {EAGER_LAUNCH_S * 1e6:g} µs "
+        "an op (one kernel launch, fitted)",
     )
     if r.unverified:
         table.add_row("unverified", ", ".join(r.unverified) + " (specs not re-checked)")

@@ -57,6 +57,7 @@ class SpeedPrediction:
             "memory_bound_s": step.memory_bound_s,
             "launch_bound_s": step.launch_bound_s,
             "compute_bound_share": step.compute_bound_s / step.seconds if step.seconds else 0.0,
+            "launch_bound_share": step.launch_bound_s / step.seconds if step.seconds else 0.0,
             "flops": step.flops,
             "bytes_moved": step.bytes,
             "rates": asdict(self.rates),
