@@ -224,6 +224,7 @@ def what_fits(frame: pd.DataFrame | None = None) -> str:
     allowances = table["allowances"]
     return render(
         "buying_fits.html",
+        measured=measured_overhead(site_data().frame),
         head=head,
         rows=rows,
         torch_version=table["versions"]["torch"],
@@ -232,8 +233,35 @@ def what_fits(frame: pd.DataFrame | None = None) -> str:
         context=format_bytes(allowances["cuda_context_bytes"]),
         context_source=allowances["cuda_context_source"],
         overhead=f"{allowances['allocator_overhead']:.0%}",
-        usable_fraction=f"{allowances['usable_fraction']:.4g}",
+        smi_share=f"{allowances['smi_share']:.1%}",
     )
+
+
+def measured_overhead(frame: pd.DataFrame) -> dict[str, Any] | None:
+    """The caching allocator's overhead measured at each GPU search's largest batch: what PyTorch
+    reserved over what its tensors took (`torch.cuda.max_memory_reserved` over
+    `max_memory_allocated`). None until a GPU has run a search."""
+    column = "param_max_memory_reserved_bytes"
+    searches = _checked_rows(frame, LARGEST_BATCH)
+    if searches.empty or column not in frame:
+        return None
+    searches = searches[(searches["source"] != REPORTED) & (searches["status"] == "ok")]
+    trials = frame[frame[column].notna() & (frame["status"] == "ok") & (frame["value"] > 0)]
+    # Each search's trial at the batch it found: the same file, model and dtype.
+    best = trials.merge(
+        searches[["file", "param_model", "dtype", "value"]].rename(columns={"value": "param_batch"}),
+        on=["file", "param_model", "dtype", "param_batch"],
+    )
+    if best.empty:
+        return None
+    overheads = (best[column].astype(float) / best["value"].astype(float) - 1).sort_values()
+    return {
+        "median": f"{overheads.median():.0%}",
+        "low": f"{overheads.iloc[0]:.0%}",
+        "high": f"{overheads.iloc[-1]:.0%}",
+        "searches": len(overheads),
+        "devices": ", ".join(sorted(dict.fromkeys(best["device_name"].astype(str)))),
+    }
 
 
 def models_table() -> str:
