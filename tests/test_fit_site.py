@@ -285,6 +285,7 @@ def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monke
     html = blocks.measured_vs_predicted()
     predicted = Predictor("unet", size="small", foreach=None).predict(memory_limit(16 * 1024**2)).max_batch
     assert "<td>40</td>" in html and f"<td>{predicted:,}</td>" in html and "capped at 16.0 MiB" in html
+    assert f"<td>{predicted / 40 - 1:+.0%}</td>".replace("-", "−") in html  # predicted ÷ measured − 1
 
 
 def test_a_language_model_search_appears_next_to_fits_prediction(tmp_path, monkeypatch):

@@ -418,7 +418,8 @@ def _searched_row(row: dict[str, Any]) -> list[str]:
         device = f"{device}, capped at {format_bytes(request.memory_limit)}"
     measured = "" if pd.isna(row["value"]) else f"{int(row['value']):,}"
     predicted = "" if found["max_batch"] is None else f"{found['max_batch']:,}"
-    return [row["machine_label"], device, found["model"], row["dtype"], measured, predicted, row["date"]]
+    error = "" if not measured or not predicted else f"{found['max_batch'] / row['value'] - 1:+.0%}".replace("-", "−")
+    return [row["machine_label"], device, found["model"], row["dtype"], measured, predicted, error, row["date"]]
 
 
 def measured_vs_predicted() -> str:
@@ -430,7 +431,7 @@ def measured_vs_predicted() -> str:
     if measured.empty:
         return render("buying_empty.html", what="measured_batches")
     rows = [_searched_row(r) for r in measured.to_dict("records")]
-    head = ["Machine", "Device", "Model", "dtype", "Measured largest batch", "Predicted", "Date"]
+    head = ["Machine", "Device", "Model", "dtype", "Measured largest batch", "Predicted", "Error", "Date"]
     return render("table.html", head=head, rows=rows)
 
 
