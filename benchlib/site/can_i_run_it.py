@@ -135,6 +135,7 @@ def assumptions() -> str:
         context_source=allowances["cuda_context_source"],
         overhead=f"{allowances['allocator_overhead']:.0%}",
         columns=table["columns"],
+        matrix_link=page_link("gpus/buying-guide.md#what-fits-where", PAGE),
     )
 
 
