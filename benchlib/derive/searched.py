@@ -107,10 +107,18 @@ def fit_guess(request: TrialRequest, gpu: GPUInfo | None) -> int | None:
     aside on a GPU it knows (the CUDA context, the allocator's overhead)."""
     from dataclasses import replace
 
-    from benchlib.predict.memory import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES
+    from benchlib.predict.memory import ALLOCATOR_OVERHEAD, CUDA_CONTEXT_BYTES, DeviceMemory
 
     prediction = fit_prediction(request, gpu.name if gpu else None)
     if prediction is None and gpu is not None and gpu.memory_total_bytes and request.memory_limit is None:
-        budget = int((gpu.memory_total_bytes - CUDA_CONTEXT_BYTES) / (1 + ALLOCATOR_OVERHEAD))
+        probed = DeviceMemory(
+            name=gpu.name,
+            usable_bytes=gpu.memory_total_bytes,
+            basis="probe",
+            status="measured",
+            context_bytes=CUDA_CONTEXT_BYTES,
+            overhead=ALLOCATOR_OVERHEAD,
+        )
+        budget = probed.tensor_budget
         prediction = fit_prediction(replace(request, memory_limit=budget), None) if budget > 0 else None
     return prediction.max_batch if prediction and prediction.max_batch else None
