@@ -37,7 +37,7 @@ from pydantic import (
     model_validator,
 )
 
-from benchlib.core.package_data import data_file
+from benchlib.core.package_data import data_file, load_yaml
 
 __all__ = [
     "PEAK_DTYPES",
@@ -321,7 +321,7 @@ def _default_specs() -> tuple[AcceleratorSpec, ...]:
 
 def _parse(text: str, where: str) -> tuple[AcceleratorSpec, ...]:
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise SpecsError(f"{where}: not valid YAML: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("accelerators"), list):

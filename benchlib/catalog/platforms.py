@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from benchlib.core.package_data import data_file
+from benchlib.core.package_data import data_file, load_yaml
 
 DATA_FILE = data_file("platforms.yaml")
 
@@ -217,7 +217,7 @@ def load_platforms(path: Path | str = DATA_FILE) -> PlatformsData:
 @functools.lru_cache(maxsize=8)
 def _load_platforms(path: Path, _mtime_ns: int) -> PlatformsData:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise PlatformsFileError(path, "", f"not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):

@@ -25,11 +25,9 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-import yaml
-
 from benchlib.catalog.gpus import AcceleratorSpec, find_gpu
 from benchlib.catalog.language_models import LanguageModel, ModelNotFound, resolve_model
-from benchlib.core.package_data import data_file
+from benchlib.core.package_data import data_file, load_yaml
 from benchlib.predict.engines import ENGINES, Engine, EngineMismatch, EngineTime, OpTimes
 from benchlib.predict.llm_memory import make_setup
 from benchlib.predict.llm_speed import CountedCall, count_inference, count_training
@@ -99,7 +97,7 @@ def published_rows() -> tuple[PublishedSpeed, ...]:
     for path in (INFERENCE_FILE, TRAINING_FILE):
         if not path.is_file():
             continue
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
         sources = {s["id"]: s for s in data["sources"]}
         rows += [PublishedSpeed(sources[r["source"]], r) for r in data["rows"]]
     return tuple(rows)

@@ -26,10 +26,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from benchlib.catalog.language_models import resolve_model
-from benchlib.core.package_data import data_file
+from benchlib.core.package_data import data_file, load_yaml
 from benchlib.predict.llm_memory import WEIGHTS, LLMPredictor, Setup, make_setup
 
 PUBLISHED = data_file("published_llm_memory.yaml")
@@ -110,7 +108,7 @@ class Comparison:
 
 @cache
 def published_rows() -> tuple[PublishedRow, ...]:
-    data = yaml.safe_load(PUBLISHED.read_text(encoding="utf-8"))
+    data = load_yaml(PUBLISHED.read_text(encoding="utf-8"))
     sources = {s["id"]: s for s in data["sources"]}
     return tuple(PublishedRow(sources[r["source"]], r) for r in data["rows"])
 
