@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
 from benchlib.cli.fit import fit
 from benchlib.core.units import GIB
-from benchlib.predict.llm_memory import DEPTHS, LLMPredictor, StepTracer, make_setup
+from benchlib.predict.llm_memory import BASE_LAYERS, LLMPredictor, StepTracer, make_setup
 from benchlib.predict.memory import memory_limit
 from benchlib.predict.published_memory import Comparison, median_abs_error, published_rows
 from benchlib.predict.quantized import storage_bytes
@@ -71,17 +71,86 @@ def test_the_extrapolation_from_two_depths_equals_a_full_depth_trace(name):
     setup = SETUPS[name]
     model = tiny_llama()
     size = setup.batch if setup.trains else setup.seq_len
-    predicted = LLMPredictor(model, setup).breakdown(size)
-    assert LLMPredictor(model, setup).depths == DEPTHS
+    predictor = LLMPredictor(model, setup)
+    predicted = predictor.breakdown(size)
+    assert [len(layers) for layers in predictor.plan.layers] == [BASE_LAYERS, BASE_LAYERS + 1]
     phases = StepTracer(model, setup, None).peak(size)
     assert predicted == max(phases.values(), key=lambda kinds: kinds["total"])
 
 
-def test_a_model_whose_layers_differ_is_traced_at_full_depth():
-    model = tiny_llama(layer_types=["full_attention", "sliding_attention"] * 3, sliding_window=16)
-    predictor = LLMPredictor(model, make_setup("inference", seq_len=32))
-    assert predictor.depths == (LAYERS,)
-    assert "full depth (6 layers)" in predictor.method()
+def tiny_gemma3(layers: int = 14) -> LanguageModel:
+    """Gemma 3's text decoder in small: five sliding-window layers to one global layer."""
+    from transformers import Gemma3TextConfig
+
+    config = Gemma3TextConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        vocab_size=512,
+        max_position_embeddings=4096,
+        sliding_window=16,
+        architectures=["Gemma3ForCausalLM"],
+    )
+    return LanguageModel("tiny-gemma3", "Tiny Gemma 3", config=config)
+
+
+def tiny_gpt_oss(layers: int = 7) -> LanguageModel:
+    """gpt-oss in small: a MoE whose layers alternate sliding-window and full attention (eager, with sinks)."""
+    from transformers import GptOssConfig
+
+    config = GptOssConfig(
+        hidden_size=64,
+        intermediate_size=64,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        num_local_experts=8,
+        num_experts_per_tok=2,
+        vocab_size=512,
+        max_position_embeddings=4096,
+        sliding_window=16,
+        architectures=["GptOssForCausalLM"],
+    )
+    return LanguageModel("tiny-gpt-oss", "Tiny gpt-oss", config=config)
+
+
+KINDS_OF_LAYERS = {
+    "gemma3 inference": (tiny_gemma3, make_setup("inference", seq_len=48)),
+    "gemma3 lora": (tiny_gemma3, make_setup("lora", batch=2, seq_len=32, lora_rank=4)),
+    "gpt-oss inference fp16": (tiny_gpt_oss, make_setup("inference", weights="fp16", seq_len=48)),
+    "gpt-oss lora": (tiny_gpt_oss, make_setup("lora", batch=2, seq_len=32, lora_rank=4)),
+}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n.startswith("gemma3") else n for n in KINDS_OF_LAYERS]
+)
+def test_layers_of_different_kinds_extrapolate_per_kind_to_a_full_depth_trace(name):
+    build, setup = KINDS_OF_LAYERS[name]
+    model = build()
+    size = setup.batch if setup.trains else setup.seq_len
+    predictor = LLMPredictor(model, setup)
+    kinds = list(dict.fromkeys(model.layer_kinds))
+    assert len(kinds) == 2 and len(predictor.plan.layers) == 1 + len(kinds)
+    assert "extrapolated per kind of layer" in predictor.method()
+    phases = StepTracer(model, setup, None).peak(size)
+    full = max(phases.values(), key=lambda kinds: kinds["total"])
+    predicted = predictor.breakdown(size)
+    # What the layers hold adds up exactly; where in the step the peak falls can differ by a layer's
+    # passing buffers, which doesn't grow with depth (under 0.5 % of these tiny models' peaks).
+    for kind in ("weights", "gradients", "optimizer_state", "kv_cache"):
+        assert predicted[kind] == full[kind], kind
+    assert predicted["total"] == pytest.approx(full["total"], rel=0.01)
+
+
+def test_a_model_no_deeper_than_its_reduced_traces_is_traced_whole():
+    predictor = LLMPredictor(tiny_llama(layers=BASE_LAYERS + 1), make_setup("inference", seq_len=32))
+    assert predictor.plan.layers == (None,)
+    assert f"full depth ({BASE_LAYERS + 1} layers)" in predictor.method()
 
 
 def test_the_kv_cache_is_two_tensors_per_layer_of_the_prompts_keys_and_values():
@@ -186,10 +255,13 @@ def test_every_shipped_config_builds_with_transformers_own_class():
     for shipped in shipped_models().values():
         model = resolve_model(shipped.name)
         assert shipped.source.startswith("https://huggingface.co/") and shipped.release and shipped.checked
+        layers = model.trace_plan(BASE_LAYERS).layers[0]
         with torch.device("meta"), FakeTensorMode(allow_non_fake_inputs=True):
-            built = model.build(2, torch.bfloat16)
+            built = model.build(layers, torch.bfloat16)
         assert type(built).__name__ == shipped.config["architectures"][0]
-        assert built.config.num_hidden_layers == 2 and model.depth == shipped.config["num_hidden_layers"]
+        text = shipped.config.get("text_config", shipped.config)
+        assert built.config.get_text_config().num_hidden_layers == len(layers or model.layer_kinds)
+        assert model.depth == text["num_hidden_layers"]
 
 
 def test_an_8b_model_is_about_16_gb_in_bf16_and_a_quarter_of_that_in_nf4():
@@ -213,6 +285,45 @@ def command() -> typer.Typer:
 
 def invoke(*args: str):
     return CliRunner().invoke(command(), ["fit", *args])
+
+
+def tiny_config(tmp_path, **fields) -> str:
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "model_type": "qwen2",
+                "architectures": ["Qwen2ForCausalLM"],
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_hidden_layers": 6,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "vocab_size": 500,
+                "max_position_embeddings": 1024,
+            }
+            | fields
+        )
+    )
+    return str(config)
+
+
+@pytest.mark.parametrize("mode", ["inference", pytest.param("lora", marks=pytest.mark.slow)])
+def test_two_gpus_split_the_layers_and_answer_for_the_fullest(tmp_path, mode):
+    config = tiny_config(tmp_path, num_hidden_layers=8)
+    flags = ["--model", config, "--gpu", "T4", "--mode", mode, "--seq-len", "256", "--json"]
+    one = json.loads(invoke(*flags).stdout)
+    result = invoke(*flags, "--gpus", "2")
+    assert result.exit_code == 0, result.output
+    two = json.loads(result.stdout)
+    context = two["device"]["context_bytes"]
+    assert two["gpus"] == 2 and len(two["per_gpu"]) == 2 and "per_gpu" not in one
+    assert two["peak_bytes"] == max(two["per_gpu"]) and two["tensor_peak_bytes"] < one["tensor_peak_bytes"]
+    # Both GPUs hold layers and a CUDA context each; together they hold at least the whole model.
+    assert all(peak > context for peak in two["per_gpu"])
+    assert sum(two["per_gpu"]) - 2 * context >= one["peak_bytes"] - context - one["breakdown"]["allocator"]
+    assert two["breakdown"]["cuda_context"] == 2 * context
+    assert "layers split over 2 GPUs" in two["method"]
 
 
 @pytest.mark.slow
@@ -321,6 +432,9 @@ def test_fit_builds_a_model_from_a_factory(tmp_path, monkeypatch):
             ["--model", "resnet50", "--gpu", "T4", "--mode", "lora"],
             "--mode lora: resnet50 is one of the five built-in networks",
         ),
+        (["--model", "llama-3.2-1b", "--gpu", "T4", "--gpus", "0"], "--gpus 0: give 1 or more GPUs"),
+        (["--model", "llama-3.2-1b", "--gpu", "T4", "--gpus", "-2"], "--gpus -2: give 1 or more GPUs"),
+        (["--model", "resnet50", "--gpu", "T4", "--gpus", "2"], "--gpus 2: splitting layers over GPUs applies to"),
     ],
 )
 def test_fit_rejects_bad_language_model_input_by_name(args, message, monkeypatch):
@@ -329,6 +443,17 @@ def test_fit_rejects_bad_language_model_input_by_name(args, message, monkeypatch
     assert result.exit_code == 2, result.output
     output = " ".join(result.output.split())
     assert message in output and "Traceback" not in output
+
+
+def test_a_moe_config_without_its_expert_fields_names_the_missing_field(tmp_path):
+    config = tiny_config(tmp_path, model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"], num_experts_per_tok=2)
+    result = invoke("--model", config, "--gpu", "T4")
+    output = " ".join(result.output.split())
+    assert (
+        result.exit_code == 2
+        and "'num_experts' (experts per layer)" in output.replace("'num_local_experts' or ", "")
+        and "Traceback" not in output
+    )
 
 
 def test_a_config_that_is_not_json_is_named(tmp_path):

@@ -17,20 +17,23 @@ from __future__ import annotations
 import copy
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from benchlib.core.package_data import data_file
+from benchlib.core.package_data import data_file, load_yaml
 
 SHIPPED = data_file("language_models.yaml")
 FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 KINDS = {"ForCausalLM": "causal", "ForMaskedLM": "masked", "ForSequenceClassification": "classifier"}
 PEFT_TASKS = {"causal": "CAUSAL_LM", "classifier": "SEQ_CLS"}
+# A MoE config's fields (transformers' names, which differ by model): experts per layer, and per token.
+EXPERT_FIELDS = ("num_local_experts", "num_experts")
+PER_TOKEN_FIELDS = ("num_experts_per_tok", "experts_per_token")
+# The kind of every decoder layer of a model whose config doesn't list them: they are all alike.
+ALIKE = "decoder"
 # Fields a config's fingerprint leaves out: they don't change the network.
 UNSHAPING = ("transformers_version", "_name_or_path", "architectures_source")
 
@@ -61,8 +64,46 @@ class ShippedModel:
 @cache
 def shipped_models() -> dict[str, ShippedModel]:
     """The shipped configs by short name, smallest first (the order of the file)."""
-    entries = yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))["models"]
+    entries = load_yaml(SHIPPED.read_text(encoding="utf-8"))["models"]
     return {e["name"]: ShippedModel(**{**e, "aliases": tuple(e.get("aliases", ()))}) for e in entries}
+
+
+@dataclass(frozen=True)
+class TracePlan:
+    """The models a prediction traces, and how their figures add up to the whole model's.
+
+    Memory live at any point of a step, and the work of a call, are sums over the layers, so a
+    figure of the whole model is ``sum(c * f for c, f in zip(coefficients, figures))``: the first
+    traced model's, plus for each kind of layer its count beyond that model times what one more
+    layer of that kind added. ``layers[i]`` are the kinds of the i-th model's decoder layers
+    (None: the model as it is).
+    """
+
+    layers: tuple[tuple[str, ...] | None, ...]
+    coefficients: tuple[int, ...]
+    full: tuple[str, ...] = ()
+
+    @property
+    def reduced(self) -> bool:
+        return self.layers != (None,)
+
+    def combine(self, figures: Sequence[int]) -> int:
+        return sum(c * f for c, f in zip(self.coefficients, figures, strict=True))
+
+    def describe(self, depth: int | None) -> str:
+        """How the traces stand for the model, for a prediction's ``method``."""
+        if not self.reduced:
+            return f"at full depth ({depth} layers)"
+        base = self.layers[0]
+        assert base is not None
+        kinds = list(dict.fromkeys(self.full))
+        if len(kinds) == 1:
+            return f"at {len(base)} and {len(base) + 1} layers, extrapolated per layer to {depth}"
+        counts = ", ".join(f"{self.full.count(k)} {k}" for k in kinds)
+        return (
+            f"at {len(base)} layers and with one more layer of each kind, "
+            f"extrapolated per kind of layer to {depth} ({counts})"
+        )
 
 
 class LanguageModel:
@@ -79,22 +120,62 @@ class LanguageModel:
     # --- what it is
 
     @property
+    def text_config(self) -> Any:
+        """The decoder's config: a multimodal model's ``text_config``, else the config itself."""
+        return self.config.get_text_config() if self.config is not None else None
+
+    @property
     def depth(self) -> int | None:
-        return getattr(self.config, "num_hidden_layers", None) if self.config is not None else None
+        return getattr(self.text_config, "num_hidden_layers", None) if self.config is not None else None
 
     @property
     def peft_task(self) -> str | None:
         return PEFT_TASKS.get(self.kind)
 
-    def trace_depths(self, reduced: tuple[int, ...]) -> tuple[int | None, ...]:
-        """``reduced`` where every decoder layer is the same and there are more than that; else full depth."""
-        layer_types = getattr(self.config, "layer_types", None) or []
-        if self.depth is None or self.depth <= max(reduced) or len(set(layer_types)) > 1:
-            return (self.depth,)
-        return reduced
+    @property
+    def experts(self) -> int | None:
+        """A MoE model's experts per layer (None: a dense model)."""
+        text = self.text_config
+        return next((int(getattr(text, f)) for f in EXPERT_FIELDS if getattr(text, f, None)), None)
+
+    @property
+    def experts_per_token(self) -> int:
+        """How many experts each token is routed to (1 for a dense model)."""
+        text = self.text_config
+        return next((int(getattr(text, f)) for f in PER_TOKEN_FIELDS if getattr(text, f, None)), 1)
+
+    @property
+    def layer_kinds(self) -> tuple[str, ...] | None:
+        """The kind of each decoder layer (``layer_types``, such as sliding and full attention), or
+        None where the layers differ in ways a reduced trace can't follow (some dense among MoE)."""
+        if self.depth is None:
+            return None
+        text = self.text_config
+        if getattr(text, "mlp_only_layers", None) or (getattr(text, "decoder_sparse_step", 1) or 1) > 1:
+            return None
+        kinds = getattr(text, "layer_types", None)
+        return tuple(kinds) if kinds else (ALIKE,) * self.depth
+
+    def trace_plan(self, base: int) -> TracePlan:
+        """The reduced models to trace: ``base`` layers (more if a kind shows up only later), and that
+        with one more layer of each kind; the whole model when it is no deeper than that.
+
+        Each reduced model ends with the model's own last layer, the added one goes before it: a
+        step's peak comes at its last layers, so they must be of the kind the model has there.
+        """
+        kinds = self.layer_kinds
+        if kinds is None:
+            return TracePlan((None,), (1,))
+        distinct = list(dict.fromkeys(kinds))
+        length = max(base, max(kinds[:-1].index(k) if k in kinds[:-1] else 0 for k in distinct) + 2)
+        if len(kinds) <= length + 1:
+            return TracePlan((None,), (1,))
+        head, last = kinds[: length - 1], kinds[-1:]
+        added = [kinds.count(k) - (head + last).count(k) for k in distinct]
+        return TracePlan((head + last, *(head + (k,) + last for k in distinct)), (1 - sum(added), *added), full=kinds)
 
     def max_positions(self) -> int:
-        return int(getattr(self.config, "max_position_embeddings", None) or 1 << 20)
+        return int(getattr(self.text_config, "max_position_embeddings", None) or 1 << 20)
 
     def fingerprint(self) -> Any:
         if self.config is None:
@@ -103,21 +184,24 @@ class LanguageModel:
 
     # --- building and running
 
-    def build(self, depth: int | None, dtype: Any) -> Any:
-        """The network with ``depth`` layers (None: all), in ``dtype``; call it under FakeTensorMode."""
+    def build(self, layers: tuple[str, ...] | None, dtype: Any) -> Any:
+        """The network with these decoder ``layers`` (kinds, as `trace_plan` gives them; None: its own),
+        in ``dtype``; call it under FakeTensorMode."""
         if self.config is None:
             assert self.factory is not None
             return self.factory().to(dtype)
         import transformers
 
         config = copy.deepcopy(self.config)
-        if depth is not None and depth != self.depth:
-            config.num_hidden_layers = depth
-            if getattr(config, "layer_types", None):
-                config.layer_types = list(config.layer_types)[:depth]
-        # sdpa: the attention transformers picks by default, and the one that fits GPUs' fused kernels.
-        config._attn_implementation = "sdpa"
+        text = config.get_text_config()
+        if layers is not None and len(layers) != self.depth:
+            text.num_hidden_layers = len(layers)
+            if getattr(text, "layer_types", None):
+                text.layer_types = list(layers)
         cls = getattr(transformers, self.architecture or "", None)
+        # sdpa: the attention transformers picks by default, and the one that fits GPUs' fused kernels;
+        # a model without it (gpt-oss, whose attention has sinks) runs transformers' eager attention.
+        config._attn_implementation = "eager" if cls is not None and not cls._supports_sdpa else "sdpa"
         if cls is None:
             raise ModelNotFound(
                 f"{self.name}: transformers {transformers.__version__} has no class "
@@ -130,7 +214,7 @@ class LanguageModel:
     def vocab_size(self, model: Any) -> int:
         from torch import nn
 
-        size = getattr(self.config, "vocab_size", None)
+        size = getattr(self.text_config, "vocab_size", None)
         if size:
             return int(size)
         embedding = next((m for m in model.modules() if isinstance(m, nn.Embedding)), None)
@@ -199,7 +283,22 @@ def _from_file(path: Path) -> LanguageModel:
         config = AutoConfig.for_model(fields.pop("model_type"), **fields)
     except (ValueError, KeyError, TypeError) as exc:
         raise ModelNotFound(f"--model {file}: transformers can't read this config ({exc})") from None
+    _check_expert_fields(file, fields, config)
     return LanguageModel(str(file), file.parent.name or file.stem, config=config)
+
+
+def _check_expert_fields(file: Path, fields: dict[str, Any], config: Any) -> None:
+    """A MoE config must say how many experts it has, and per token: transformers would fill in its
+    class's defaults (128 experts for Qwen3-MoE, say), which fit no other model."""
+    text = config.get_text_config()
+    given = fields.get("text_config", fields) if isinstance(fields.get("text_config"), dict) else fields
+    for names, what in ((EXPERT_FIELDS, "experts per layer"), (PER_TOKEN_FIELDS, "experts per token")):
+        expected = [n for n in names if hasattr(text, n)]
+        if expected and not any(n in given for n in expected):
+            raise ModelNotFound(
+                f"--model {file}: a {config.model_type} config needs {' or '.join(map(repr, expected))} ({what}); "
+                "copy it from the model's config.json"
+            )
 
 
 def _from_factory(spec: str) -> LanguageModel:

@@ -101,12 +101,22 @@ def fit(
         ),
     ] = None,
     size: ModelSizeOpt = "full",
+    gpus: Annotated[
+        int,
+        typer.Option(
+            "--gpus",
+            help='Language models: split the layers over this many GPUs, as device_map="auto" does '
+            "(Kaggle's two T4s: --gpus 2); the answer is the fullest GPU's.",
+        ),
+    ] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict peak memory and the largest batch (or, for inference, context) that fits, without a GPU."""
     from benchlib.models.trainable import MODELS
 
     if model in MODELS:
+        if gpus != 1:
+            raise usage_error(f"--gpus {gpus}: splitting layers over GPUs applies to language models, not {model}")
         _fit_builtin(
             model,
             gpu,
@@ -138,6 +148,7 @@ def fit(
             optimizer,
             input,
             memory_limit,
+            gpus,
             as_json,
         )
 
@@ -241,6 +252,7 @@ def _fit_language_model(
     optimizer: str | None,
     input: str | None,
     memory_limit: str | None,
+    gpus: int,
     as_json: bool,
 ) -> None:
     from benchlib.catalog.gpus import UnknownGPU
@@ -274,7 +286,7 @@ def _fit_language_model(
             grad_checkpointing=grad_checkpointing,
             optimizer=optimizer,
         )
-        prediction = predict_llm(language_model, setup, device, cache_dir=cache_folder("fit-llm"))
+        prediction = predict_llm(language_model, setup, device, cache_dir=cache_folder("fit-llm"), gpus=gpus)
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
@@ -357,7 +369,11 @@ def _print_llm_prediction(p: LLMPrediction, title: str) -> None:
         if breakdown[kind]:
             table.add_row(f"  {label}", format_bytes(breakdown[kind]))
     verdict = "[green]fits[/]" if p.fits else "[red]does not fit[/]"
-    table.add_row(f"at {_at_text(s)}", f"{format_bytes(p.peak_bytes)}: {verdict}")
+    if p.gpus > 1:
+        table.add_row(f"on each of {p.gpus} GPUs", ", ".join(format_bytes(b) for b in p.per_gpu))
+        table.add_row(f"at {_at_text(s)}", f"{format_bytes(p.peak_bytes)} on the fullest GPU: {verdict}")
+    else:
+        table.add_row(f"at {_at_text(s)}", f"{format_bytes(p.peak_bytes)}: {verdict}")
     if p.searched == "context":
         answer = f"{p.largest:,} tokens" if p.largest else "none: even 1 token does not fit"
         if p.largest == p.limit:

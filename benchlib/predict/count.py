@@ -41,6 +41,10 @@ CONVOLUTIONS = frozenset(
         "_slow_conv2d_forward",
     }
 )
+# A MoE layer's experts as one op: rows of tokens, each row multiplied by its expert's weight
+# (transformers' grouped_mm experts, or its fallback op where torch's grouped_mm can't run).
+GROUPED_MATMULS = frozenset({"_grouped_mm", "grouped_mm", "grouped_mm_fallback"})
+GROUPED_MATMUL_BACKWARDS = frozenset({"grouped_mm_fallback_backward"})
 DTYPE_NAMES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16"}
 
 
@@ -107,6 +111,24 @@ def _formulas() -> dict[Any, Callable[..., int]]:
     }
 
 
+def _grouped_matmul_flops(name: str, inputs: list[Any], outputs: list[Any]) -> int:
+    """2 x rows x inner x outer: each row meets one expert's weight, whichever it is; the backward
+    computes the gradients of the input and of the weights, twice that."""
+    if name in GROUPED_MATMULS:
+        rows, inner = inputs[0].shape[-2:]
+        return 2 * rows * inner * outputs[0].shape[-1]
+    grad_input = outputs[0]
+    rows, inner = grad_input.shape[-2:]
+    outer = inputs[-1].shape[-1]  # the gradient of the op's output
+    return 4 * rows * inner * outer
+
+
+def experts_touched(experts: int, per_token: int, tokens: float) -> float:
+    """The expected share of a MoE layer's experts that ``tokens`` tokens route to, each to
+    ``per_token`` different experts, with routing spread evenly: 1 - (1 - k/E)^tokens."""
+    return 1.0 - (1.0 - per_token / experts) ** tokens
+
+
 def _kind(name: str) -> str:
     if name in CONVOLUTIONS:
         return "conv"
@@ -115,8 +137,12 @@ def _kind(name: str) -> str:
     return "matmul"
 
 
-def op_counter() -> Any:
-    """A TorchDispatchMode that appends an `OpCost` to its ``ops`` for every op run inside it."""
+def op_counter(experts_per_token: int = 1) -> Any:
+    """A TorchDispatchMode that appends an `OpCost` to its ``ops`` for every op run inside it.
+
+    ``experts_per_token``: a MoE model's experts per token; a grouped matmul reads only the weights
+    of the experts its rows route to (`experts_touched`), not all of them.
+    """
     from torch.utils._python_dispatch import TorchDispatchMode
 
     formulas = _formulas()
@@ -137,7 +163,14 @@ def op_counter() -> Any:
                 return out
             formula = formulas.get(func._overloadpacket)
             flops = int(formula(*args, **kwargs, out_val=out)) if formula else 0
-            if name in GATHERS:
+            if name in GROUPED_MATMULS | GROUPED_MATMUL_BACKWARDS:
+                flops = _grouped_matmul_flops(name, inputs, outputs)
+            if name in GROUPED_MATMULS and inputs[1].dim() == 3:
+                weight = inputs[1]
+                tokens = inputs[0].shape[-2] / experts_per_token
+                touched = experts_touched(weight.shape[0], min(experts_per_token, weight.shape[0]), tokens)
+                moved = _nbytes(inputs) - _nbytes([weight]) + int(touched * _nbytes([weight])) + _nbytes(outputs)
+            elif name in GATHERS:
                 moved = 2 * _nbytes(outputs)
             elif out is None and inputs:
                 # In-place ops on lists (the optimizer's _foreach_*_): read everything, write the first list.

@@ -33,6 +33,7 @@ weight into the compute dtype first: one more kernel, reading the packed weight 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -145,6 +146,14 @@ class EngineTime:
     def shares(self) -> dict[str, float]:
         total = self.seconds or 1.0
         return {b: getattr(self, f"{b}_s") / total for b in BOUNDS}
+
+    @staticmethod
+    def combine(times: Sequence[EngineTime], coefficients: Sequence[float]) -> EngineTime:
+        """``sum(c * t)``: the whole model's time from the times of a trace plan's models."""
+        fields = ("compute_s", "memory_s", "overhead_s", "launches", "flops", "bytes")
+        return EngineTime(
+            **{f: sum(c * getattr(t, f) for c, t in zip(coefficients, times, strict=True)) for f in fields}
+        )
 
     def extrapolate(self, other: EngineTime, steps: float) -> EngineTime:
         """This time plus ``steps`` times the difference to ``other`` (one more layer): depth extrapolation."""

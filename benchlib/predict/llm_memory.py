@@ -6,14 +6,17 @@ names), built under ``FakeTensorMode`` with no weights; LoRA adapters come from 
 One step (a prefill for inference, forward + backward + optimizer update for training) runs
 inside torch's ``MemTracker``, which keeps the peak of live tensors by kind.
 
-Reduced depth: the decoder layers of these models are identical, so the memory live at any one
-point of a step is an affine function of the number of layers, and a step's peak is the highest
-of those. A phase of the step (a prefill; a forward + backward pass; an optimizer update) keeps
-its peak at the same point as layers are added, once there are a few of them, so each phase is
-traced at ``DEPTHS`` (3 and 4 layers), extrapolated on its own to the config's depth, and the
-higher phase is the answer. ``tests/test_fit_llm.py`` checks that against full-depth traces.
-Models whose layers differ (a ``layer_types`` list with more than one kind), and plain torch
-models from ``module:factory``, are traced at full depth.
+Reduced depth: the memory live at any one point of a step is a sum over the decoder layers, so it
+is affine in the number of layers of each kind, and a step's peak is the highest of those points.
+A phase of the step (a prefill; a forward + backward pass; an optimizer update) keeps its peak at
+the same point as layers are added, once there are a few of them. So each phase is traced on the
+model's first ``BASE_LAYERS`` layers (more where a kind of layer first shows up later), and again
+with one more layer of each kind (``layer_types``: sliding-window and full attention, say), and
+extrapolated on its own per kind to the config's layers (`LanguageModel.trace_plan`); the higher
+phase is the answer. ``tests/test_fit_llm.py`` checks that against full-depth traces: exact for
+models whose layers are alike; for models whose layers differ, what the layers hold is exact and
+the peak within 1 % (the layer at which a peak falls can differ by one layer's passing buffers). Plain torch models from
+``module:factory``, and MoE models with some dense layers, are traced at full depth.
 """
 
 from __future__ import annotations
@@ -45,7 +48,9 @@ DEFAULT_SEQ_LEN = 2048
 DEFAULT_LORA_RANK = 16
 # QLoRA's paper and peft's "all-linear" adapt every linear layer of the decoder but the output.
 DEFAULT_LORA_TARGETS = "all-linear"
-DEPTHS = (3, 4)
+# The decoder layers of the smallest model a reduced trace builds: enough for each phase's peak to
+# settle at the same point as layers are added (see the module's docstring).
+BASE_LAYERS = 3
 # bitsandbytes' 8-bit optimizers keep each state in one byte per value with an fp32 maximum per
 # block of 256 values (``bitsandbytes.optim`` block-wise quantization).
 EIGHT_BIT_BLOCK = 256
@@ -210,26 +215,54 @@ def _quantize(model: Any, setup: Setup) -> None:
         )
 
 
+@cache
+def _fp16_experts_on_cpu_fall_back() -> None:
+    """Send fp16 MoE experts on the CPU (where traces run) to transformers' own grouped-matmul fallback.
+
+    transformers picks ``torch.nn.functional.grouped_mm`` for a MoE layer's experts, but on the
+    CPU torch refuses it in fp16, and would in a fake trace too; the fallback op computes the same
+    tensors (transformers registers their shapes for fake tensors), as the GPU's kernel does. A real
+    CPU run in fp16 would fail the same way, so nothing that works changes.
+    """
+    try:
+        from transformers.integrations import moe
+    except ImportError:
+        return
+    can_use = getattr(moe, "_can_use_grouped_mm", None)
+    if can_use is None:
+        return
+
+    def can_use_grouped_mm(input: Any, weight: Any, offs: Any) -> bool:
+        import torch
+
+        if weight.device.type == "cpu" and torch.float16 in (input.dtype, weight.dtype):
+            return False
+        return can_use(input, weight, offs)
+
+    moe._can_use_grouped_mm = can_use_grouped_mm
+
+
 class StepTracer:
-    """One model at one depth in one setup; ``peak(size)`` traces a step and returns the peak by kind.
+    """One model at one reduced depth in one setup; ``peak(size)`` traces a step and returns the peak by kind.
 
     ``size`` is the context length for inference and the batch for training.
     """
 
-    def __init__(self, model: LanguageModel, setup: Setup, depth: int | None) -> None:
-        """``depth``: decoder layers to build (None: the model's own)."""
+    def __init__(self, model: LanguageModel, setup: Setup, layers: tuple[str, ...] | None) -> None:
+        """``layers``: the kinds of decoder layer to build (`LanguageModel.trace_plan`; None: the model's own)."""
         import torch
         from torch._subclasses.fake_tensor import FakeTensorMode
 
         self.setup, self.language_model = setup, model
         self.mode = FakeTensorMode(allow_non_fake_inputs=True)
+        _fp16_experts_on_cpu_fall_back()
         float_weights = setup.weights if setup.weights in COMPUTE_DTYPES else setup.dtype
         # Built on the meta device, where peft and the stand-ins can move and cast tensors
         # freely; then given fake storage for the trace.
         # Upstream deprecation notices (peft calling transformers' old names) say nothing about memory.
         with torch.device("meta"), warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            self.model = model.build(depth, torch_dtype(float_weights))
+            self.model = model.build(layers, torch_dtype(float_weights))
             if setup.mode in ("lora", "qlora"):
                 self._add_adapters()
             if setup.weights in QUANTIZED_WEIGHTS:
@@ -267,7 +300,9 @@ class StepTracer:
         config = LoraConfig(
             r=s.lora_rank,
             lora_alpha=2 * (s.lora_rank or 1),
-            lora_dropout=0.05,
+            # peft's own default (0) on MoE models: "all-linear" adapts their experts' weights too,
+            # and peft's wrapper for those refuses dropout; elsewhere the 0.05 recipes use.
+            lora_dropout=0.0 if self.language_model.experts else 0.05,
             target_modules=targets,
             task_type=self.language_model.peft_task,
         )
@@ -435,15 +470,20 @@ class LLMPrediction:
     seconds: float
     versions: dict[str, str]
     traces: dict[int, int] = field(default_factory=dict)
+    gpus: int = 1
+    per_gpu: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["device"]["tensor_budget"] = self.device.tensor_budget
-        out["breakdown"] = {
-            **self.breakdown,
-            "cuda_context": self.device.context_bytes,
-            "allocator": self.peak_bytes - self.tensor_peak_bytes - self.device.context_bytes,
-        }
+        # The whole model's memory by kind, on all its GPUs; per_gpu has each GPU's peak.
+        contexts = self.device.context_bytes * self.gpus
+        if self.gpus > 1:
+            allocator = sum(self.per_gpu) - contexts - sum(self.breakdown.values())
+        else:
+            allocator = self.peak_bytes - self.tensor_peak_bytes - contexts
+            out.pop("per_gpu")
+        out["breakdown"] = {**self.breakdown, "cuda_context": contexts, "allocator": allocator}
         out[f"largest_{self.searched}"] = out.pop("largest")
         return out
 
@@ -490,24 +530,32 @@ class LLMPredictor:
     searched), the depth and the versions of torch, transformers, peft and benchlib.
     """
 
-    def __init__(self, model: LanguageModel, setup: Setup, cache_dir: Path | None = None) -> None:
-        self.model, self.setup = model, setup
-        self.depths = model.trace_depths(DEPTHS)
+    def __init__(self, model: LanguageModel, setup: Setup, cache_dir: Path | None = None, gpus: int = 1) -> None:
+        """``gpus``: GPUs the decoder layers are split over, as ``device_map="auto"`` does."""
+        if gpus < 1:
+            raise ValueError(f"--gpus {gpus}: give 1 or more GPUs")
+        self.model, self.setup, self.gpus = model, setup, gpus
+        self.plan = model.trace_plan(BASE_LAYERS)
+        if gpus > 1 and not self.plan.reduced:
+            raise ValueError(
+                f"--gpus {gpus}: splitting {model.title} needs what each layer adds, which its traces at full "
+                f"depth don't give ({model.depth or 'unknown'} layers); predict it on one GPU"
+            )
         self.versions = versions()
         searched = {"batch": setup.batch} if not setup.trains else {"seq_len": setup.seq_len}
         key_setup = {k: v for k, v in asdict(setup).items() if k not in ("batch", "seq_len")} | searched
         self.key = {
             "model": model.fingerprint(),
             "setup": key_setup,
-            "depths": list(self.depths),
+            "plan": [list(layers) if layers else None for layers in self.plan.layers],
             "versions": self.versions,
             "code": code_digest(),
             "cache": CACHE_VERSION,
-        }
+        } | ({"gpus": gpus} if gpus > 1 else {})
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:16]
         self.cache = cache_dir / f"{model.name.replace('/', '_')}_{setup.mode}_{digest}.json" if cache_dir else None
         self.traces: dict[int, dict[str, int]] = read_traces(self.cache) if self.cache else {}
-        self._tracers: dict[int | None, StepTracer] = {}
+        self._tracers: dict[tuple[str, ...] | None, StepTracer] = {}
 
     @property
     def searched(self) -> str:
@@ -516,10 +564,10 @@ class LLMPredictor:
     def limit(self) -> int:
         return self.model.max_positions() if not self.setup.trains else 1 << 16
 
-    def _trace(self, depth: int | None, size: int) -> dict[str, dict[str, int]]:
-        if depth not in self._tracers:
-            self._tracers[depth] = StepTracer(self.model, self.setup, depth)
-        return self._tracers[depth].peak(size)
+    def _trace(self, layers: tuple[str, ...] | None, size: int) -> dict[str, dict[str, int]]:
+        if layers not in self._tracers:
+            self._tracers[layers] = StepTracer(self.model, self.setup, layers)
+        return self._tracers[layers].peak(size)
 
     def breakdown(self, size: int) -> dict[str, int]:
         """Peak memory by kind at ``size`` (context or batch), extrapolated to the model's depth.
@@ -527,34 +575,64 @@ class LLMPredictor:
         Each phase of the step is extrapolated on its own; the peak is the higher phase.
         """
         if size not in self.traces:
-            if len(self.depths) == 1:
-                phases = self._trace(self.depths[0], size)
-            else:
-                low, high = self.depths
-                a, b = self._trace(low, size), self._trace(high, size)
-                layers = self.model.depth or high
-                phases = {
-                    phase: {
-                        k: a[phase][k] + (layers - low) * (b[phase][k] - a[phase][k]) // (high - low) for k in a[phase]
-                    }
-                    for phase in a
-                }
+            traced = [self._trace(layers, size) for layers in self.plan.layers]
+            phases = {
+                phase: {kind: self.plan.combine([t[phase][kind] for t in traced]) for kind in traced[0][phase]}
+                for phase in traced[0]
+            }
             self.traces[size] = max(phases.values(), key=lambda kinds: kinds["total"])
+            if self.gpus > 1:
+                self.traces[size] |= {f"gpu{i}": peak for i, peak in enumerate(self._per_gpu(traced))}
             if self.cache:
                 write_traces(self.cache, self.key, self.traces)
         return self.traces[size]
 
+    def _per_gpu(self, traced: list[dict[str, dict[str, int]]]) -> list[int]:
+        """Each GPU's tensor peak with the decoder layers split over ``gpus`` in order, as evenly as
+        they go (accelerate's balanced ``device_map="auto"``).
+
+        What a layer of each kind adds comes from the traces; the rest (embeddings, final norm,
+        output layer, logits and loss) goes to the first GPU if the output layer shares the
+        embeddings' weights, else the embeddings go to the first GPU and the rest to the last.
+        Each GPU's peak is taken as if all came at once, the cautious case.
+        """
+        plan, kinds = self.plan, list(dict.fromkeys(self.plan.full))
+        base = plan.layers[0]
+        assert base is not None
+        depth, gpus = len(plan.full), self.gpus
+        sizes = [depth // gpus + (1 if i < depth % gpus else 0) for i in range(gpus)]
+        starts = [sum(sizes[:i]) for i in range(gpus)]
+        embedding = self._embedding_bytes()
+        tied = bool(getattr(self.model.text_config, "tie_word_embeddings", False))
+        peaks = [0] * gpus
+        for phase in traced[0]:
+            first = traced[0][phase]["total"]
+            per_layer = {k: traced[1 + i][phase]["total"] - first for i, k in enumerate(kinds)}
+            rest = first - sum(per_layer[k] for k in base)
+            front = rest if tied else min(embedding, rest)
+            for i in range(gpus):
+                own = sum(per_layer[k] for k in plan.full[starts[i] : starts[i] + sizes[i]])
+                own += front if i == 0 else 0
+                own += rest - front if i == gpus - 1 else 0
+                peaks[i] = max(peaks[i], own)
+        return peaks
+
+    def _embedding_bytes(self) -> int:
+        """The input embeddings' weights, and in full fine-tuning their gradient and AdamW's two moments."""
+        tracer = self._tracers[self.plan.layers[0]]
+        weight = tracer.model.get_input_embeddings().weight
+        copies = 4 if self.setup.mode == "train" else 1
+        return copies * weight.numel() * weight.element_size()
+
     def peak(self, size: int) -> int:
-        return self.breakdown(size)["total"]
+        """The tensor peak at ``size``: of the whole model on one GPU, of the fullest GPU when split."""
+        traced = self.breakdown(size)
+        if self.gpus == 1:
+            return traced["total"]
+        return max(traced[f"gpu{i}"] for i in range(self.gpus))
 
     def method(self) -> str:
-        if len(self.depths) == 1:
-            return f"one step traced at full depth ({self.model.depth} layers) with FakeTensorMode + MemTracker"
-        low, high = self.depths
-        return (
-            f"one step traced at {low} and {high} layers with FakeTensorMode + MemTracker, "
-            f"extrapolated per layer to {self.model.depth}"
-        )
+        return f"one step traced with FakeTensorMode + MemTracker {self.plan.describe(self.model.depth)}"
 
     def predict(self, device: DeviceMemory, *, verify: bool = True) -> LLMPrediction:
         started = time.perf_counter()
@@ -567,11 +645,13 @@ class LLMPredictor:
         largest = solve_max_batch(
             self.peak,
             device.tensor_budget,
-            {s: b["total"] for s, b in self.traces.items()},
+            {s: self.peak(s) for s in self.traces},
             limit=self.limit(),
             verify=verify,
         )
-        tensor_peak = at.pop("total")
+        per_gpu = [at.pop(f"gpu{i}") for i in range(self.gpus)] if self.gpus > 1 else []
+        at.pop("total")
+        tensor_peak = self.peak(size)
         return LLMPrediction(
             model=self.model.name,
             setup=self.setup,
@@ -583,15 +663,24 @@ class LLMPredictor:
             searched=self.searched,
             largest=largest,
             limit=self.limit(),
-            method=self.method(),
+            method=self.method() + (f"; layers split over {self.gpus} GPUs in order" if self.gpus > 1 else ""),
             seconds=time.perf_counter() - started,
             versions=self.versions,
-            traces={s: b["total"] for s, b in sorted(self.traces.items())},
+            traces={s: self.peak(s) for s in sorted(self.traces)},
+            gpus=self.gpus,
+            per_gpu=[device.on_device(p) for p in per_gpu],
         )
 
 
 def predict_llm(
-    model: LanguageModel, setup: Setup, device: DeviceMemory, *, cache_dir: Path | None = None, verify: bool = True
+    model: LanguageModel,
+    setup: Setup,
+    device: DeviceMemory,
+    *,
+    cache_dir: Path | None = None,
+    verify: bool = True,
+    gpus: int = 1,
 ) -> LLMPrediction:
-    """Predict the peak memory of ``model`` run as ``setup`` on ``device``, and the largest batch or context."""
-    return LLMPredictor(model, setup, cache_dir).predict(device, verify=verify)
+    """Predict the peak memory of ``model`` run as ``setup`` on ``device`` (``gpus`` of them, the
+    layers split), and the largest batch or context."""
+    return LLMPredictor(model, setup, cache_dir, gpus).predict(device, verify=verify)

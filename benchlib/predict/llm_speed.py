@@ -15,8 +15,9 @@ an engine (:mod:`benchlib.predict.engines`).
   batch x seq_len over its seconds. QLoRA dequantizes each NF4 weight in the forward and again in
   the backward, and those kernels are counted.
 
-Depth: decoder layers are identical, so a call's time is affine in the number of layers; the
-call is counted at the depths `benchlib fit` traces (3 and 4) and extrapolated, as memory is.
+Depth: a call's time is a sum over the decoder layers, so it is affine in the number of layers of
+each kind; the call is counted on the reduced models `benchlib fit` traces
+(`LanguageModel.trace_plan`) and extrapolated per kind, as memory is.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib.catalog.gpus import AcceleratorSpec
-from benchlib.catalog.language_models import LanguageModel
+from benchlib.catalog.language_models import LanguageModel, TracePlan
 from benchlib.predict.count import OpCost, op_counter
 from benchlib.predict.engines import (
     DEQUANTIZE,
@@ -43,7 +44,7 @@ from benchlib.predict.engines import (
     time_ops,
     with_fused_weights,
 )
-from benchlib.predict.llm_memory import DEPTHS, LLMPredictor, Setup, StepTracer, make_setup
+from benchlib.predict.llm_memory import BASE_LAYERS, LLMPredictor, Setup, StepTracer, make_setup
 from benchlib.predict.memory import gpu_memory
 from benchlib.predict.roofline import GpuRates, UnknownSpeedGPU, gpu_rates
 
@@ -57,26 +58,20 @@ METHOD = (
 
 @dataclass(frozen=True)
 class CountedCall:
-    """The ops of one call at each traced depth, ready to time on any GPU and engine."""
+    """The ops of one call on each model of a trace plan, ready to time on any GPU and engine."""
 
-    depths: tuple[int | None, ...]
+    plan: TracePlan
     ops: tuple[tuple[OpCost, ...], ...]
-    layers: int | None
     tokens_per_call: int
 
     def prepare(self, rates: GpuRates, engine: Engine) -> tuple[OpTimes, ...]:
-        """The ops at each depth as ``engine`` runs them on a GPU with ``rates``, ready for `time_prepared`."""
+        """The ops of each traced model as ``engine`` runs them on a GPU with ``rates``, ready for `time_prepared`."""
         return tuple(
             op_times(with_fused_weights(list(ops), engine, self.tokens_per_call), rates, engine) for ops in self.ops
         )
 
     def time_prepared(self, prepared: tuple[OpTimes, ...], engine: Engine) -> EngineTime:
-        times = [time_ops(t, engine) for t in prepared]
-        if len(times) == 1:
-            return times[0]
-        low, high = self.depths
-        assert low is not None and high is not None and self.layers is not None
-        return times[0].extrapolate(times[1], (self.layers - low) / (high - low))
+        return EngineTime.combine([time_ops(t, engine) for t in prepared], self.plan.coefficients)
 
     def time(self, rates: GpuRates, engine: Engine) -> EngineTime:
         return self.time_prepared(self.prepare(rates, engine), engine)
@@ -91,21 +86,21 @@ class InferenceCalls:
 _TRACERS: dict[str, StepTracer] = {}
 
 
-def _tracer(model: LanguageModel, setup: Setup, depth: int | None) -> StepTracer:
-    """One tracer per model, setup and depth in this process: building the model is most of a count's time."""
+def _tracer(model: LanguageModel, setup: Setup, layers: tuple[str, ...] | None) -> StepTracer:
+    """One tracer per model, setup and traced layers in this process: building the model is most of a count's time."""
     key_setup = {k: v for k, v in asdict(setup).items() if k not in ("batch", "seq_len")}
-    key = json.dumps([model.name, model.fingerprint(), key_setup, depth], sort_keys=True, default=str)
+    key = json.dumps([model.name, model.fingerprint(), key_setup, layers], sort_keys=True, default=str)
     digest = hashlib.sha256(key.encode()).hexdigest()
     if digest not in _TRACERS:
         with _quiet():
-            _TRACERS[digest] = StepTracer(model, setup, depth)
+            _TRACERS[digest] = StepTracer(model, setup, layers)
     return _TRACERS[digest]
 
 
 def _count(tracer: StepTracer, run: Callable[[], Any]) -> tuple[OpCost, ...]:
     from benchlib.predict.quantized import observe_dequantize, storage_bytes
 
-    counter = op_counter()
+    counter = op_counter(tracer.language_model.experts_per_token)
     setup = tracer.setup
     dense_bytes = DTYPE_BYTES[setup.dtype]
 
@@ -121,8 +116,8 @@ def _count(tracer: StepTracer, run: Callable[[], Any]) -> tuple[OpCost, ...]:
     return tuple(counter.ops)
 
 
-def _depths(model: LanguageModel) -> tuple[int | None, ...]:
-    return model.trace_depths(DEPTHS)
+def _plan(model: LanguageModel) -> TracePlan:
+    return model.trace_plan(BASE_LAYERS)
 
 
 def _count_inference_at(
@@ -149,19 +144,21 @@ def _count_inference_at(
 def count_inference(model: LanguageModel, setup: Setup, *, decode_context: int | None = None) -> InferenceCalls:
     """The prefill of ``setup.seq_len`` tokens and one decode step reading a cache of ``decode_context``
     tokens (default: the prompt), for ``setup.batch`` sequences."""
-    depths = _depths(model)
-    counted = [_count_inference_at(_tracer(model, setup, d), setup, decode_context or setup.seq_len) for d in depths]
-    prefill = CountedCall(depths, tuple(p for p, _ in counted), model.depth, setup.batch * setup.seq_len)
+    plan = _plan(model)
+    context = decode_context or setup.seq_len
+    counted = [_count_inference_at(_tracer(model, setup, layers), setup, context) for layers in plan.layers]
+    prefill = CountedCall(plan, tuple(p for p, _ in counted), setup.batch * setup.seq_len)
     decodes = tuple(d for _, d in counted if d is not None)
-    decode = CountedCall(depths, decodes, model.depth, setup.batch) if len(decodes) == len(depths) else None
+    decode = CountedCall(plan, decodes, setup.batch) if len(decodes) == len(plan.layers) else None
     return InferenceCalls(prefill, decode)
 
 
 def count_training(model: LanguageModel, setup: Setup) -> CountedCall:
     """One training step of ``setup.batch`` samples of ``setup.seq_len`` tokens."""
     steps = []
-    for depth in _depths(model):
-        tracer = _tracer(model, setup, depth)
+    plan = _plan(model)
+    for layers in plan.layers:
+        tracer = _tracer(model, setup, layers)
         inputs = tracer.inputs(setup.batch, setup.seq_len)
 
         def step(tracer: StepTracer = tracer, inputs: dict[str, Any] = inputs) -> None:
@@ -169,7 +166,7 @@ def count_training(model: LanguageModel, setup: Setup) -> CountedCall:
             tracer.optimizer_step()
 
         steps.append(_count(tracer, step))
-    return CountedCall(_depths(model), tuple(steps), model.depth, setup.batch * setup.seq_len)
+    return CountedCall(plan, tuple(steps), setup.batch * setup.seq_len)
 
 
 @dataclass(frozen=True)
