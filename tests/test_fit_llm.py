@@ -179,6 +179,13 @@ def test_setups_that_make_no_sense_are_named(kwargs, message):
 # ----------------------------------------------------------------------------- shipped configs
 
 
+# Architectures benchlib can't build yet: LanguageModel.build asks for sdpa, and transformers refuses it
+# for gpt-oss (its attention sinks need the full logits). Their configs are checked by
+# tests/test_language_model_configs.py; when build picks an attention they support, this test fails
+# and the entry goes.
+NOT_BUILT_WITH_SDPA = {"GptOssForCausalLM"}
+
+
 def test_every_shipped_config_builds_with_transformers_own_class():
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -186,6 +193,10 @@ def test_every_shipped_config_builds_with_transformers_own_class():
     for shipped in shipped_models().values():
         model = resolve_model(shipped.name)
         assert shipped.source.startswith("https://huggingface.co/") and shipped.release and shipped.checked
+        if shipped.config["architectures"][0] in NOT_BUILT_WITH_SDPA:
+            with pytest.raises(ValueError, match="scaled_dot_product_attention"):
+                model.build(2, torch.bfloat16)
+            continue
         with torch.device("meta"), FakeTensorMode(allow_non_fake_inputs=True):
             built = model.build(2, torch.bfloat16)
         assert type(built).__name__ == shipped.config["architectures"][0]
