@@ -11,7 +11,8 @@ once (``benchlib.predict.memory``), and compared with what the source measured:
 
 A row is left out, with its reason, when its setup is not fully stated, when its source says it
 can't be a plain run (``SUSPECT``), when it uses memory techniques the prediction doesn't model
-(activation offloading to the CPU), or when its storage is not one of ``WEIGHTS``.
+(activation offloading to the CPU), when its storage is not one of ``WEIGHTS``, or when the
+prediction fails for its model (the reason names the error).
 
 Two things some rows state are predicted as the default instead, and show up in their error:
 bitsandbytes' paged 32-bit AdamW is predicted as AdamW (the same states, kept on the GPU), and
@@ -31,7 +32,7 @@ from benchlib.core.package_data import data_file, load_yaml
 from benchlib.predict.llm_memory import WEIGHTS, LLMPredictor, Setup, make_setup
 
 PUBLISHED = data_file("published_llm_memory.yaml")
-UNITS = {"GB": 1e9, "GiB": 1024**3}
+UNITS = {"GB": 1e9, "GiB": 1024**3, "MiB": 1024**2}
 RESERVED = "max_memory_reserved"
 TARGET_MEDIAN_ERROR = 0.10
 
@@ -119,9 +120,13 @@ def compare(row: PublishedRow, *, overhead: float, cache_dir: Path | None = None
     if reason is not None:
         return Comparison(row, None, reason)
     setup = row.setup()
-    predictor = LLMPredictor(resolve_model(row.row["model"]), setup, cache_dir)
-    size = setup.batch if setup.trains else setup.seq_len
-    tensor_peak = predictor.peak(size)
+    try:
+        predictor = LLMPredictor(resolve_model(row.row["model"]), setup, cache_dir)
+        size = setup.batch if setup.trains else setup.seq_len
+        tensor_peak = predictor.peak(size)
+    except Exception as exc:  # a model the tracer can't run yet (e.g. a mixture of experts) is left out, saying why
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return Comparison(row, None, f"the prediction failed: {type(exc).__name__}: {first[:200]}")
     predicted = tensor_peak * (1 + overhead) if row.counts_reserved else tensor_peak
     return Comparison(row, float(predicted), None)
 
@@ -129,3 +134,12 @@ def compare(row: PublishedRow, *, overhead: float, cache_dir: Path | None = None
 def median_abs_error(comparisons: list[Comparison]) -> float | None:
     errors = [abs(c.error) for c in comparisons if c.error is not None]
     return statistics.median(errors) if errors else None
+
+
+def median_abs_error_by_weights(comparisons: list[Comparison]) -> dict[str, tuple[float, int]]:
+    """The median absolute error and the number of compared rows per weight format (bf16, gptq-int4, ...)."""
+    formats: dict[str, list[Comparison]] = {}
+    for c in comparisons:
+        if c.error is not None:
+            formats.setdefault(c.published.row["weights"], []).append(c)
+    return {w: (median_abs_error(cs) or 0.0, len(cs)) for w, cs in sorted(formats.items())}
