@@ -39,7 +39,6 @@ from benchlib.tables.can_i_run_it import (
     TASKS,
     TRAINING_BATCHES,
     TRAINING_TASKS,
-    column_memory,
     config_digest,
     engine_digest,
     interpolated_step,
@@ -90,9 +89,10 @@ def test_the_table_is_what_benchlib_fit_predicts_now(table):
         # The session's cache (tests/conftest.py), where `benchlib fit-table` keeps the same traces:
         # whichever of this test and `benchlib tables` runs second in a session reuses them.
         predictor = LLMPredictor(resolve_model(row["model"]), task.setup, cache_folder("fit-llm"))
-        for column in (COLUMNS[0], COLUMNS[1]):  # one T4, and two
-            device = column_memory(column) if task.key == "inference" else gpu_memory(column.spec)
-            assert predictor.predict(device, verify=False).largest == row["cells"][task.key][column.key], REFRESH
+        for column in (COLUMNS[0], COLUMNS[1]):  # one T4, and two with the layers split
+            split = predictor.split(column.count) if column.count > 1 else predictor
+            answer = split.predict(gpu_memory(column.spec), verify=False).largest
+            assert answer == row["cells"][task.key][column.key], REFRESH
 
 
 def test_every_cell_that_fits_the_inference_context_has_a_decode_rate_per_engine(table):
@@ -181,11 +181,14 @@ def test_the_training_rates_are_benchlib_predicts_two_batches_interpolated(table
 
 
 def test_bigger_gpus_never_fit_less(table):
-    order = sorted(COLUMNS, key=lambda c: column_memory(c).tensor_budget)
+    order = sorted((c for c in COLUMNS if c.count == 1), key=lambda c: gpu_memory(c.spec).tensor_budget)
+    pair = next(c for c in COLUMNS if c.count > 1)
+    single = next(c for c in COLUMNS if c.count == 1 and c.gpu == pair.gpu)
     for row in table["rows"]:
         for task, cells in row["cells"].items():
-            values = [cells[c.key] for c in order if not (task != "inference" and c.count > 1)]
+            values = [cells[c.key] for c in order]
             assert values == sorted(values), (row["model"], task, values)
+            assert cells[pair.key] >= cells[single.key], (row["model"], task, "two GPUs fit less than one")
 
 
 def test_the_qlora_snippet_is_the_setup_the_page_predicts():

@@ -555,7 +555,15 @@ class LLMPredictor:
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:16]
         self.cache = cache_dir / f"{model.name.replace('/', '_')}_{setup.mode}_{digest}.json" if cache_dir else None
         self.traces: dict[int, dict[str, int]] = read_traces(self.cache) if self.cache else {}
+        self.cache_dir = cache_dir
         self._tracers: dict[tuple[str, ...] | None, StepTracer] = {}
+        self._traced: dict[tuple[tuple[str, ...] | None, int], dict[str, dict[str, int]]] = {}
+
+    def split(self, gpus: int) -> LLMPredictor:
+        """This model and setup with the layers split over ``gpus`` GPUs, reusing the traces made so far."""
+        other = LLMPredictor(self.model, self.setup, self.cache_dir, gpus)
+        other._tracers, other._traced = self._tracers, self._traced
+        return other
 
     @property
     def searched(self) -> str:
@@ -567,7 +575,9 @@ class LLMPredictor:
     def _trace(self, layers: tuple[str, ...] | None, size: int) -> dict[str, dict[str, int]]:
         if layers not in self._tracers:
             self._tracers[layers] = StepTracer(self.model, self.setup, layers)
-        return self._tracers[layers].peak(size)
+        if (layers, size) not in self._traced:
+            self._traced[layers, size] = self._tracers[layers].peak(size)
+        return self._traced[layers, size]
 
     def breakdown(self, size: int) -> dict[str, int]:
         """Peak memory by kind at ``size`` (context or batch), extrapolated to the model's depth.

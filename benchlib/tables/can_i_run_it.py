@@ -52,7 +52,6 @@ from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
     CUDA_CONTEXT_SOURCE,
-    DeviceMemory,
     gpu_memory,
 )
 from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
@@ -221,8 +220,8 @@ def speeds(calls: _Calls, cells: dict[str, dict[str, int]], cache_dir: Path | No
       (``device_map="auto"``), so a pair decodes at one GPU's rate under transformers.
     * ``serving``: the served engine at the largest concurrency whose KV caches fit beside the
       weights (`max_concurrency`), capped at `SERVING_BATCH_CAP`: sequences and aggregate tokens/s.
-    * ``training_tokens_per_s``: each training task at the cell's largest batch (per GPU on a pair,
-      where the cell gives no figure: the gradient exchange between the two is not modelled).
+    * ``training_tokens_per_s``: each training task at the cell's largest batch (none on a pair:
+      a step through two GPUs in turn, and what passes between them, is not modelled).
     """
     seq_len = INFERENCE.setup.seq_len
     decode: dict[str, dict[str, float | None]] = {name: {} for name in (EAGER, SERVED)}
@@ -255,31 +254,11 @@ def speeds(calls: _Calls, cells: dict[str, dict[str, int]], cache_dir: Path | No
     return {"decode_tokens_per_s": decode, "serving": serving, "training_tokens_per_s": training}
 
 
-def column_memory(column: Column) -> DeviceMemory:
-    """The memory a column offers. Two GPUs: inference splits the layers across both
-    (``device_map="auto"``), so their memory adds up, each with its own CUDA context; training
-    runs data-parallel, one copy per GPU, so a cell gives the batch on each."""
-    one = gpu_memory(column.spec)
-    if column.count == 1:
-        return one
-    return DeviceMemory(
-        name=f"{column.count} x {one.name}",
-        usable_bytes=column.count * one.usable_bytes,
-        basis=one.basis,
-        status=one.status,
-        context_bytes=column.count * one.context_bytes,
-        overhead=one.overhead,
-        total_bytes=column.count * (one.total_bytes or 0),
-        source=one.source,
-        as_of=one.as_of,
-    )
-
-
 def predict_table(
     cache_dir: Path | None, on_step: Callable[[str], None] = lambda step: None, models: list[str] | None = None
 ) -> dict[str, Any]:
     """Every cell of the table and the published comparison, with what they were predicted with."""
-    columns = [(c, gpu_memory(c.spec), column_memory(c)) for c in COLUMNS]
+    columns = [(c, gpu_memory(c.spec)) for c in COLUMNS]
     rows = []
     for shipped in shipped_models().values():
         if not shipped.on_page or (models and shipped.name not in models):
@@ -290,9 +269,10 @@ def predict_table(
         for task in TASKS:
             on_step(f"{shipped.title}: {task.key}")
             predictor = LLMPredictor(model, task.setup, cache_dir)
+            # Two GPUs split the layers in order (device_map="auto"), for every task: a cell is the fullest GPU's.
             cells[task.key] = {
-                c.key: predictor.predict(pair if task.key == "inference" else one, verify=False).largest
-                for c, one, pair in columns
+                c.key: (predictor.split(c.count) if c.count > 1 else predictor).predict(one, verify=False).largest
+                for c, one in columns
             }
             size = task.setup.seq_len if task.key == "inference" else 1
             peaks[task.key] = predictor.breakdown(size)
@@ -333,7 +313,7 @@ def predict_table(
                 "source": one.source,
                 "as_of": one.as_of,
             }
-            for c, one, _ in columns
+            for c, one in columns
         ],
         "tasks": [
             {"key": t.key, "title": t.title, "setup": asdict(t.setup), "describe": t.setup.describe()} for t in TASKS
@@ -408,7 +388,7 @@ def inputs() -> dict[str, str]:
     """
     return {
         **data_digests("language_models.yaml", "published_llm_memory.yaml"),
-        "column memory": digest_json([asdict(column_memory(c)) for c in COLUMNS]),
+        "column memory": digest_json([[asdict(gpu_memory(c.spec)), c.count] for c in COLUMNS]),
         "speed rates": speed_digest(),
         "engine constants": engine_digest(),
     }
