@@ -48,13 +48,13 @@
   }
 
   function select(id, options) {
-    var node = el("select", { id: id, name: id });
+    var node = el("select", { id: id, name: id, "data-control": id.split("-").pop() });
     options.forEach(function (o) { node.appendChild(el("option", { value: o.value }, [o.label])); });
     return node;
   }
 
   function numberInput(id, values, list) {
-    var input = el("input", { id: id, name: id, type: "number", min: "1", step: "1", inputmode: "numeric", list: list });
+    var input = el("input", { id: id, name: id, "data-control": id.split("-").pop(), type: "number", min: "1", step: "1", inputmode: "numeric", list: list });
     var datalist = el("datalist", { id: list });
     values.forEach(function (v) { datalist.appendChild(el("option", { value: String(v) })); });
     return el("span", {}, [input, datalist]);
