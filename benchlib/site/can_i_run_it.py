@@ -336,5 +336,4 @@ def picker() -> str:
         "llm_fit_picker.html",
         data=json.dumps(picker_data(), separators=(",", ":")),
         lines=_platform_lines(["t4", "t4x2", "p100"]),
-        ask=page_link(f"{PAGE}#ask-about-your-own-model", PAGE),
     )

@@ -62,7 +62,6 @@
 
   function setUp(root) {
     var data = JSON.parse(root.getAttribute("data-picker"));
-    var ask = root.getAttribute("data-ask");
     var uid = "fg-picker-" + Math.random().toString(36).slice(2, 8);
     var ids = {};
     ["model", "gpu", "mode", "weights", "tokens", "batch"].forEach(function (k) { ids[k] = uid + "-" + k; });
@@ -113,10 +112,11 @@
         gpu && gpu.count > 1 ? "Batch (per GPU)" : "Batch";
     }
 
+    // why: text, or a list of text and nodes (a link).
     function show(verdict, headline, why, facts) {
       answer.setAttribute("data-verdict", verdict);
       answer.replaceChildren(
-        el("p", { class: "fg-picker__verdict" }, [el("strong", {}, [headline])].concat(why ? [" " + why] : [])),
+        el("p", { class: "fg-picker__verdict" }, [el("strong", {}, [headline]), " "].concat(why)),
         el("ul", { class: "fg-picker__facts" }, facts.map(function (f) {
           return el("li", { "data-fact": f[0] }, [f[1]].concat(f[2] ? [" ", el("span", { class: "fg-picker__kind" }, [f[2]])] : []));
         }))
@@ -141,25 +141,28 @@
       }
       var task = null;
       tasksFor(mode).forEach(function (t) { if (t.weights === weights) task = t; });
-      var askLink = " benchlib fit answers it (Ask about your own model, below).";
+      // The page's own section on `benchlib fit`: a fragment, the same under both builders.
+      function notPredicted(why) {
+        var ask = el("a", { href: "#ask-about-your-own-model" }, ["Ask about your own model"]);
+        show("not-predicted", "Not predicted.", [why + "; benchlib fit answers it (", ask, ", below)."], [kind]);
+      }
       if (!task) {
         var held = tasksFor(mode).map(function (t) { return t.weights; }).join(", ");
-        show("not-predicted", "Not predicted.", "The table holds " + modeLabel + " with " + held +
-          " weights only, not " + weights + ";" + askLink, [kind]);
+        notPredicted("The table holds " + modeLabel + " with " + held + " weights only, not " + weights);
         return;
       }
       var value = (task.largest[model.key] || {})[gpu.key];
       if (value === null || value === undefined) {
-        show("not-predicted", "Not predicted.", "The table has no " + modeLabel + " cell for " + model.title +
-          " on " + gpu.label + ";" + askLink, [kind]);
+        notPredicted("The table has no " + modeLabel + " cell for " + model.title +
+          " on " + gpu.label);
         return;
       }
       var perGpu = gpu.count > 1 ? " per GPU" : "";
       var chosen, largestFact;
       if (task.axis === "tokens") {
         if (batch !== task.batch) {
-          show("not-predicted", "Not predicted.", "The table's " + modeLabel + " answers are for batch " + task.batch +
-            " only, not batch " + batch + ";" + askLink, [kind]);
+          notPredicted("The table's " + modeLabel + " answers are for batch " + task.batch +
+            " only, not batch " + batch);
           return;
         }
         if (tokens > model.max_positions) {
@@ -174,8 +177,8 @@
           : "Not even a 1-token prompt fits at batch " + task.batch + ".";
       } else {
         if (tokens !== task.seq_len) {
-          show("not-predicted", "Not predicted.", "The table's " + modeLabel + " batches are of " + tokenLength(task.seq_len) +
-            " samples only, not " + tokenLength(tokens) + " ones;" + askLink, [kind]);
+          notPredicted("The table's " + modeLabel + " batches are of " + tokenLength(task.seq_len) +
+            " samples only, not " + tokenLength(tokens) + " ones");
           return;
         }
         chosen = "batch " + batch + perGpu + " of " + tokenLength(tokens) + " samples";
