@@ -9,6 +9,7 @@ predicted while the site builds, so no page waits on torch or transformers.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 
 from benchlib.core.units import format_bytes
@@ -185,6 +186,11 @@ def snippet_prediction() -> str:
 
 def on_platform(column_keys: list[str], here: str) -> str:
     """For a platform page: on its GPUs, the largest shipped model each task fits, linked to the table."""
+    return render("llm_fit_platform.html", lines=_platform_lines(column_keys), link=page_link(PAGE, here))
+
+
+def _platform_lines(column_keys: list[str]) -> list[dict[str, Any]]:
+    """On each of these GPUs, for each task, the largest shipped model that fits and what fits of it."""
     table = _table()
     columns = [c for c in table["columns"] if c["key"] in column_keys]
     lines = []
@@ -217,5 +223,117 @@ def on_platform(column_keys: list[str], here: str) -> str:
                     }
                 )
         lines.append({"column": column, "answers": answers})
+    return lines
 
-    return render("llm_fit_platform.html", lines=lines, link=page_link(PAGE, here))
+
+# The picker's controls: a mode's label where the table's key alone reads poorly; any other mode
+# the table gains shows under its own key.
+MODE_LABELS = {"inference": "Inference", "qlora": "QLoRA", "lora": "LoRA", "train": "Full fine-tune"}
+
+
+def _powers_of_two(start: int, stop: int) -> list[int]:
+    values = [start]
+    while values[-1] < stop:
+        values.append(values[-1] * 2)
+    return values
+
+
+def picker_data() -> dict[str, Any]:
+    """What the page's picker answers from: the committed table, reshaped, with nothing added.
+
+    Models, GPUs, modes and weight formats are whatever the table holds, so a task, format or
+    model added to it shows in the picker without a change here. Each task (one mode with one
+    weight format) carries, per model and GPU, the table's largest context or batch, its peak at
+    the task's own setting, and the speeds the table predicts for it, as numbers and as the
+    tables' text. The page's script only compares a reader's choice with these; it computes
+    nothing else.
+    """
+    table = _table()
+    speed = table["speed"]
+    rows, columns = table["rows"], table["columns"]
+    tasks = []
+    for task in table["tasks"]:
+        key, setup = task["key"], task["setup"]
+        entry: dict[str, Any] = {
+            "key": key,
+            "mode": setup["mode"],
+            "weights": setup["weights"],
+            "describe": task["describe"],
+            # Inference cells are the longest prompt at the setup's batch; training cells the largest
+            # batch of samples of the setup's length.
+            "axis": "tokens" if setup["mode"] == "inference" else "batch",
+            "batch": setup["batch"],
+            "seq_len": setup["seq_len"],
+            "largest": {r["model"]: {c["key"]: r["cells"][key].get(c["key"]) for c in columns} for r in rows},
+            "peak": {
+                r["model"]: {
+                    "bytes": r["peaks_at_one"][key]["total"],
+                    "text": format_bytes(r["peaks_at_one"][key]["total"]),
+                }
+                for r in rows
+                if key in r.get("peaks_at_one", {})
+            },
+        }
+        if key == speed["task"]:
+            engines = [speed["eager"], speed["served"]]
+            entry["decode"] = {
+                "batch": speed["batch"],
+                "seq_len": speed["seq_len"],
+                "engines": [{"key": e, "title": speed["engines"][e]["title"]} for e in engines],
+                "missing": speed["no_served_engine"],
+                "rates": {
+                    r["model"]: {
+                        c["key"]: {e: _rate(r["decode_tokens_per_s"].get(e, {}).get(c["key"])) for e in engines}
+                        for c in columns
+                    }
+                    for r in rows
+                },
+            }
+        if any(key in r.get("training_tokens_per_s", {}) for r in rows):
+            entry["training"] = {
+                r["model"]: {
+                    c["key"]: _rate(r["training_tokens_per_s"].get(key, {}).get(c["key"]), hours=True) for c in columns
+                }
+                for r in rows
+            }
+        tasks.append(entry)
+    largest_batch = max(
+        (v or 0 for t in tasks if t["axis"] == "batch" for m in t["largest"].values() for v in m.values()), default=1
+    )
+    return {
+        "created": table["created"][:10],
+        "models": [
+            {"key": r["model"], "title": r["title"], "hf_id": r["hf_id"], "max_positions": r["max_positions"]}
+            for r in rows
+        ],
+        "gpus": [{"key": c["key"], "label": c["label"], "count": c["count"]} for c in columns],
+        "modes": [{"key": m, "label": MODE_LABELS.get(m, m)} for m in dict.fromkeys(t["mode"] for t in tasks)],
+        "formats": list(dict.fromkeys(t["weights"] for t in tasks)),
+        "tasks": tasks,
+        # Choices for the two numbers: powers of two over what the table spans; any other number typed in is answered the same way.
+        "tokens": _powers_of_two(1024, max(r["max_positions"] for r in rows)),
+        "batches": _powers_of_two(1, largest_batch),
+        "allowances": {
+            "context": format_bytes(table["allowances"]["cuda_context_bytes"]),
+            "overhead": f"{table['allowances']['allocator_overhead']:.0%}",
+        },
+    }
+
+
+def _rate(rate: float | None, hours: bool = False) -> dict[str, Any] | None:
+    """A predicted rate with the text the tables show for it (and hours per million tokens for training)."""
+    if rate is None:
+        return None
+    out: dict[str, Any] = {"value": rate, "text": rate_text(rate)}
+    if hours:
+        out["hours_text"] = hours_text(hours_per_million_tokens(rate))
+    return out
+
+
+def picker() -> str:
+    """The picker near the top of the page: its data, and a short answer for readers without JavaScript."""
+    return render(
+        "llm_fit_picker.html",
+        data=json.dumps(picker_data(), separators=(",", ":")),
+        lines=_platform_lines(["t4", "t4x2", "p100"]),
+    )

@@ -9,6 +9,10 @@ import pytest
 from playwright.sync_api import expect
 
 from benchlib.catalog.language_models import shipped_models
+from benchlib.core.units import format_bytes
+from benchlib.site.llm_speed import hours_text, rate_text
+from benchlib.site.sources import read_table
+from benchlib.tables.can_i_run_it import hours_per_million_tokens
 
 pytestmark = pytest.mark.browser
 
@@ -96,3 +100,114 @@ def test_the_kaggle_page_links_to_its_row_of_the_table(page, site_url):
     expect(page).to_have_url(re.compile(r"gpus/can-i-run-it/"))
     expect(page.locator("h1")).to_contain_text("Can I run it?")  # instant navigation swaps the page in after the URL
     expect(page.locator(f"tr[id='{anchor}']")).to_be_visible()
+
+
+# The picker at the top of the page (docs/assets/javascripts/can-i-run-it.js): its answers are read
+# off the page and checked against the committed table itself.
+
+
+def pick(page, **choices: str) -> dict[str, str]:
+    """Set the picker's controls (mode first: choosing a mode resets weights, tokens and batch) and read its answer."""
+    picker = page.locator(".fg-picker--live")
+    for name in sorted(choices, key=lambda n: n != "mode"):
+        control = picker.locator(f"[data-control={name}]")
+        if name in ("tokens", "batch"):
+            control.fill(str(choices[name]))
+        else:
+            control.select_option(choices[name])
+    answer = picker.locator(".fg-picker__answer")
+    facts = {li.get_attribute("data-fact"): li.inner_text() for li in answer.locator("li").all()}
+    return {
+        "verdict": answer.get_attribute("data-verdict"),
+        "text": answer.locator(".fg-picker__verdict").inner_text(),
+        **facts,
+    }
+
+
+def test_the_picker_answers_a_training_batch_from_the_table(can_i, page_log):
+    table = read_table("can_i_run_it")
+    row = next(r for r in table["rows"] if r["model"] == "llama-3.1-8b")
+    largest = row["cells"]["qlora"]["t4"]
+    assert largest >= 1
+    answer = pick(can_i, mode="qlora", model="llama-3.1-8b", gpu="t4", batch=largest)
+    assert answer["verdict"] == "fits" and answer["text"].startswith("Fits.")
+    assert f"Largest batch that fits: {largest}," in answer["largest"]
+    assert format_bytes(row["peaks_at_one"]["qlora"]["total"]) in answer["peak"]
+    rate = row["training_tokens_per_s"]["qlora"]["t4"]
+    assert f"about {rate_text(rate)} tokens/s, {hours_text(hours_per_million_tokens(rate))} hours" in answer["speed"]
+    assert "predicted" in answer["kind"] and table["created"][:10] in answer["kind"]
+    over = pick(can_i, batch=largest + 1)
+    assert over["verdict"] == "no" and over["text"].startswith("Does not fit.")
+    assert not page_log.blocked_requests and not page_log.console_errors
+
+
+def test_the_picker_answers_a_prompt_length_from_the_table(can_i):
+    table = read_table("can_i_run_it")
+    # A model and GPU whose longest prompt the GPU's memory sets, not the model's own limit.
+    row, gpu = next(
+        (r, g)
+        for r in table["rows"]
+        for g, v in r["cells"]["inference"].items()
+        if 1024 < v < r["max_positions"] and r["decode_tokens_per_s"]["transformers"][g]
+    )
+    largest = row["cells"]["inference"][gpu]
+    answer = pick(can_i, mode="inference", model=row["model"], gpu=gpu, tokens=largest)
+    assert answer["verdict"] == "fits"
+    assert f"{largest:,} tokens." in answer["largest"]
+    assert f"about {rate_text(row['decode_tokens_per_s']['transformers'][gpu])} tokens/s" in answer["speed"]
+    assert "At your setting: not predicted" in answer["peak"], "the table holds the peak at 1,024 tokens only"
+    assert pick(can_i, tokens=largest + 1)["verdict"] == "no"
+    beyond = pick(can_i, tokens=row["max_positions"] + 1)
+    assert beyond["verdict"] == "limit" and f"{row['max_positions']:,} tokens" in beyond["text"]
+
+
+def test_a_combination_the_table_lacks_is_not_predicted_and_says_why(can_i):
+    table = read_table("can_i_run_it")
+    held = {t["setup"]["weights"] for t in table["tasks"] if t["setup"]["mode"] == "qlora"}
+    other = next(t["setup"]["weights"] for t in table["tasks"] if t["setup"]["weights"] not in held)
+    answer = pick(can_i, mode="qlora", weights=other)
+    assert answer["verdict"] == "not-predicted" and answer["text"].startswith("Not predicted.")
+    assert all(w in answer["text"] for w in held) and other in answer["text"]
+    qlora = next(t for t in table["tasks"] if t["key"] == "qlora")
+    longer = pick(can_i, weights=qlora["setup"]["weights"], tokens=qlora["setup"]["seq_len"] * 2)
+    assert (
+        longer["verdict"] == "not-predicted" and f"{qlora['setup']['seq_len']:,}-token samples only" in longer["text"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "table"),
+    [(PAGE, "table[data-table=llm-fit-inference]"), ("gpus/buying-guide/", "table[data-table=rent]")],
+)
+def test_on_a_phone_wide_tables_scroll_with_their_first_column_in_view(browser, site_url, path, table):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(urljoin(site_url, path), wait_until="networkidle")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, "the page itself does not scroll sideways"
+        wide = page.locator(table)
+        wide.scroll_into_view_if_needed()
+        wrapper = wide.locator("xpath=ancestor::div[contains(@class, 'md-typeset__scrollwrap')]")
+        first = wide.locator("tbody tr").first.locator("th, td").first
+        second = wide.locator("tbody tr").first.locator("td").nth(1)
+        left = wrapper.bounding_box()["x"]
+        before = second.bounding_box()["x"]
+        wrapper.evaluate("w => { w.scrollLeft = 300; }")
+        assert wrapper.evaluate("w => w.scrollLeft") > 100, "the table is wider than the phone"
+        assert second.bounding_box()["x"] < before - 100, "the other columns moved"
+        assert abs(first.bounding_box()["x"] - left) <= 2, "the first column stayed at the left edge"
+    finally:
+        context.close()
+
+
+def test_without_javascript_the_page_keeps_a_short_answer_and_the_tables(browser, site_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(urljoin(site_url, PAGE))
+        expect(page.locator(".fg-picker__fallback")).to_be_visible()
+        assert "On T4" in page.locator(".fg-picker__fallback").inner_text()
+        expect(page.locator("table[data-table=llm-fit-inference]")).to_be_visible()
+        assert page.locator(".fg-picker__form").count() == 0
+    finally:
+        context.close()

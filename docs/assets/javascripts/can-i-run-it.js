@@ -1,0 +1,254 @@
+/* The "Can I run it?" picker (docs/gpus/can-i-run-it.md).
+ *
+ * Its data is in the page: benchlib.site.can_i_run_it.picker_data(), the committed prediction
+ * table reshaped at build time, in the data-picker attribute. Models, GPUs, modes and weight
+ * formats are whatever that data lists. For each task (a mode with one weight format) it holds,
+ * per model and GPU, the largest prompt (inference) or batch (training) that fits, the peak
+ * memory at the task's own setting and the predicted speeds, with the tables' text for each.
+ *
+ * The one thing computed here: whether the reader's prompt length or batch is at most the
+ * table's largest. Everything else shown is read from the data; a choice the table has no cell
+ * for is answered "Not predicted", with why. Nothing is fetched.
+ */
+(function () {
+  "use strict";
+
+  var number = new Intl.NumberFormat("en-US");
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) { node.setAttribute(name, attrs[name]); });
+    (children || []).forEach(function (child) {
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+
+  function find(list, key) {
+    for (var i = 0; i < list.length; i++) if (list[i].key === key) return list[i];
+    return null;
+  }
+
+  function tokensText(n) {
+    return number.format(n) + " tokens";
+  }
+
+  // "1,024-token prompt": the length before a noun.
+  function tokenLength(n) {
+    return number.format(n) + "-token";
+  }
+
+  // An engine's short name: "vLLM" from "vLLM (CUDA graphs; ...)".
+  function engineName(engine) {
+    return engine.title.split(" (")[0];
+  }
+
+  function field(id, label, control) {
+    return el("div", { class: "fg-picker__field" }, [el("label", { for: id }, [label]), control]);
+  }
+
+  function select(id, options) {
+    var node = el("select", { id: id, name: id, "data-control": id.split("-").pop() });
+    options.forEach(function (o) { node.appendChild(el("option", { value: o.value }, [o.label])); });
+    return node;
+  }
+
+  function numberInput(id, values, list) {
+    var input = el("input", { id: id, name: id, "data-control": id.split("-").pop(), type: "number", min: "1", step: "1", inputmode: "numeric", list: list });
+    var datalist = el("datalist", { id: list });
+    values.forEach(function (v) { datalist.appendChild(el("option", { value: String(v) })); });
+    return el("span", {}, [input, datalist]);
+  }
+
+  function setUp(root) {
+    var data = JSON.parse(root.getAttribute("data-picker"));
+    var uid = "fg-picker-" + Math.random().toString(36).slice(2, 8);
+    var ids = {};
+    ["model", "gpu", "mode", "weights", "tokens", "batch"].forEach(function (k) { ids[k] = uid + "-" + k; });
+
+    var form = el("form", { class: "fg-picker__form", "aria-label": "Can I run it?" }, [
+      field(ids.model, "Model", select(ids.model, data.models.map(function (m) { return { value: m.key, label: m.title }; }))),
+      field(ids.gpu, "GPU", select(ids.gpu, data.gpus.map(function (g) { return { value: g.key, label: g.label }; }))),
+      field(ids.mode, "Mode", select(ids.mode, data.modes.map(function (m) { return { value: m.key, label: m.label }; }))),
+      field(ids.weights, "Weights", select(ids.weights, data.formats.map(function (f) { return { value: f, label: f }; }))),
+      field(ids.tokens, "Tokens", numberInput(ids.tokens, data.tokens, uid + "-tokens-list")),
+      field(ids.batch, "Batch", numberInput(ids.batch, data.batches, uid + "-batch-list"))
+    ]);
+    var answer = el("div", { class: "fg-picker__answer", "aria-live": "polite" });
+    root.appendChild(form);
+    root.appendChild(answer);
+    var controls = {};
+    Object.keys(ids).forEach(function (k) { controls[k] = form.querySelector("#" + ids[k]); });
+
+    function tasksFor(mode) {
+      return data.tasks.filter(function (t) { return t.mode === mode; });
+    }
+
+    // A new mode starts at the table's own setting for it: its first weight format, and the
+    // batch (inference) or sample length (training) the table holds.
+    function resetForMode() {
+      var task = tasksFor(controls.mode.value)[0];
+      if (!task) return;
+      controls.weights.value = task.weights;
+      if (task.axis === "tokens") {
+        controls.batch.value = String(task.batch);
+        if (!controls.tokens.value) controls.tokens.value = String(task.seq_len);
+      } else {
+        controls.tokens.value = String(task.seq_len);
+        if (!controls.batch.value) controls.batch.value = String(task.batch);
+      }
+    }
+
+    function labelControls() {
+      var mode = controls.mode.value;
+      var formats = tasksFor(mode).map(function (t) { return t.weights; });
+      Array.prototype.forEach.call(controls.weights.options, function (o) {
+        o.textContent = o.value + (formats.indexOf(o.value) < 0 ? " (not predicted)" : "");
+      });
+      var gpu = find(data.gpus, controls.gpu.value);
+      form.querySelector("label[for='" + ids.tokens + "']").textContent =
+        mode === "inference" ? "Prompt length (tokens)" : "Sample length (tokens)";
+      form.querySelector("label[for='" + ids.batch + "']").textContent =
+        gpu && gpu.count > 1 ? "Batch (per GPU)" : "Batch";
+    }
+
+    // why: text, or a list of text and nodes (a link).
+    function show(verdict, headline, why, facts) {
+      answer.setAttribute("data-verdict", verdict);
+      answer.replaceChildren(
+        el("p", { class: "fg-picker__verdict" }, [el("strong", {}, [headline]), " "].concat(why)),
+        el("ul", { class: "fg-picker__facts" }, facts.map(function (f) {
+          return el("li", { "data-fact": f[0] }, [f[1]].concat(f[2] ? [" ", el("span", { class: "fg-picker__kind" }, [f[2]])] : []));
+        }))
+      );
+    }
+
+    function update() {
+      labelControls();
+      var model = find(data.models, controls.model.value);
+      var gpu = find(data.gpus, controls.gpu.value);
+      var mode = controls.mode.value;
+      var modeLabel = find(data.modes, mode).label;
+      var weights = controls.weights.value;
+      var tokens = Number(controls.tokens.value);
+      var batch = Number(controls.batch.value);
+      var setting = model.title + " on " + gpu.label + ", " + modeLabel + " with " + weights + " weights";
+      var kind = ["kind", "Kind: predicted by benchlib fit and benchlib predict (the committed table of " + data.created + "), not measured."];
+
+      if (!(Number.isInteger(tokens) && tokens >= 1 && Number.isInteger(batch) && batch >= 1)) {
+        show("invalid", "Enter whole numbers:", "a prompt or sample length and a batch of at least 1.", []);
+        return;
+      }
+      var task = null;
+      tasksFor(mode).forEach(function (t) { if (t.weights === weights) task = t; });
+      // The page's own section on `benchlib fit`: a fragment, the same under both builders.
+      function notPredicted(why) {
+        var ask = el("a", { href: "#ask-about-your-own-model" }, ["Ask about your own model"]);
+        show("not-predicted", "Not predicted.", [why + "; benchlib fit answers it (", ask, ", below)."], [kind]);
+      }
+      if (!task) {
+        var held = tasksFor(mode).map(function (t) { return t.weights; }).join(", ");
+        notPredicted("The table holds " + modeLabel + " with " + held + " weights only, not " + weights);
+        return;
+      }
+      var value = (task.largest[model.key] || {})[gpu.key];
+      if (value === null || value === undefined) {
+        notPredicted("The table has no " + modeLabel + " cell for " + model.title +
+          " on " + gpu.label);
+        return;
+      }
+      var perGpu = gpu.count > 1 ? " per GPU" : "";
+      var chosen, largestFact;
+      if (task.axis === "tokens") {
+        if (batch !== task.batch) {
+          notPredicted("The table's " + modeLabel + " answers are for batch " + task.batch +
+            " only, not batch " + batch);
+          return;
+        }
+        if (tokens > model.max_positions) {
+          show("limit", "Too long for the model.", model.title + " reads at most " + tokensText(model.max_positions) +
+            " (its config's limit), fewer than " + number.format(tokens) + ".", [kind]);
+          return;
+        }
+        chosen = "a " + tokenLength(tokens) + " prompt at batch " + batch;
+        largestFact = value > 0
+          ? "Longest prompt that fits at batch " + task.batch + ": " + tokensText(value) +
+            (value >= model.max_positions ? " (the model's own limit, before the GPU's memory runs out)" : "") + "."
+          : "Not even a 1-token prompt fits at batch " + task.batch + ".";
+      } else {
+        if (tokens !== task.seq_len) {
+          notPredicted("The table's " + modeLabel + " batches are of " + tokenLength(task.seq_len) +
+            " samples only, not " + tokenLength(tokens) + " ones");
+          return;
+        }
+        chosen = "batch " + batch + perGpu + " of " + tokenLength(tokens) + " samples";
+        largestFact = value > 0
+          ? "Largest batch that fits: " + value + perGpu + ", of " + tokenLength(task.seq_len) + " samples."
+          : "Not even a batch of 1 fits.";
+      }
+      var fits = value > 0 && (task.axis === "tokens" ? tokens : batch) <= value;
+      var facts = [["largest", largestFact, "From the table."]];
+
+      var peak = task.peak[model.key];
+      var atSetup = "a " + tokenLength(task.seq_len) + (task.axis === "tokens" ? " prompt" : " sample") + ", batch " + task.batch;
+      if (peak) {
+        var peakText = peak.text + " of tensors at " + atSetup + ", before the CUDA context (" + data.allowances.context +
+          ") and the allocator's " + data.allowances.overhead + ".";
+        var yours = tokens === task.seq_len && batch === task.batch;
+        facts.push(["peak", "Peak memory: " + peakText + (yours ? "" : " At your setting: not predicted (the table holds the peak at " + atSetup + " only)."),
+          "From the table."]);
+      } else {
+        facts.push(["peak", "Peak memory: not predicted (the table holds none for this mode).", ""]);
+      }
+
+      if (task.decode) {
+        var rates = ((task.decode.rates[model.key] || {})[gpu.key]) || {};
+        var eager = task.decode.engines[0], served = task.decode.engines[1];
+        var at = " at batch " + task.decode.batch + " with " + tokensText(task.decode.seq_len) + " in the KV cache";
+        if (rates[eager.key]) {
+          var text = "Decode speed" + at + ": about " + rates[eager.key].text + " tokens/s with " + engineName(eager) + "' generate()";
+          if (rates[served.key]) text += ", " + rates[served.key].text + " with a served engine (" + engineName(served) + ").";
+          else text += "; with a served engine (" + engineName(served) + "): not predicted" + (task.decode.missing[gpu.key] ? ", " + task.decode.missing[gpu.key] + "." : ".");
+          facts.push(["speed", text, "From the table."]);
+        } else {
+          facts.push(["speed", "Decode speed: not predicted (the table predicts it only where a " + tokenLength(task.decode.seq_len) + " prompt fits).", ""]);
+        }
+      } else if (task.training) {
+        var rate = (task.training[model.key] || {})[gpu.key];
+        if (rate) {
+          facts.push(["speed", "Training speed at batch " + value + perGpu + " (the largest that fits): about " + rate.text +
+            " tokens/s, " + rate.hours_text + " hours per million tokens.", "From the table."]);
+        } else {
+          facts.push(["speed", "Training speed: not predicted for " + (value > 0 ? gpu.label : "a batch that does not fit") + ".", ""]);
+        }
+      }
+      facts.push(["kind", kind[1] + " Worked out on this page: only whether your " + (task.axis === "tokens" ? "prompt" : "batch") +
+        " is at most the table's largest."]);
+      show(fits ? "fits" : "no", fits ? "Fits." : "Does not fit.", setting + ", " + chosen + ".", facts);
+    }
+
+    controls.mode.addEventListener("change", function () { resetForMode(); update(); });
+    form.addEventListener("input", update);
+    form.addEventListener("change", update);
+    form.addEventListener("submit", function (event) { event.preventDefault(); });
+    resetForMode();
+    update();
+    root.classList.add("fg-picker--live");
+  }
+
+  function setUpAll() {
+    document.querySelectorAll(".fg-picker[data-picker]:not(.fg-picker--live)").forEach(function (root) {
+      try {
+        setUp(root);
+      } catch (error) {
+        console.error("can-i-run-it.js: the short answer stays in place.", error);
+      }
+    });
+  }
+
+  if (typeof window.document$ !== "undefined") {
+    window.document$.subscribe(setUpAll);
+  } else {
+    document.addEventListener("DOMContentLoaded", setUpAll);
+  }
+})();
