@@ -474,7 +474,7 @@ def test_tied_embeddings_are_counted_once_as_from_pretrained_ties_them():
     params = vocab * hidden + layers * per_layer + hidden  # one embedding matrix, shared with the output layer
     assert round(params / 1e9, 2) == 1.24  # the size its model card gives
     # The rotary embedding's buffers belong to the model, not to a layer: the same at any depth.
-    buffers = sum(b.numel() * b.element_size() for b in StepTracer(model, setup, 2).model.buffers())
+    buffers = sum(b.numel() * b.element_size() for b in StepTracer(model, setup, model.layer_kinds[:2]).model.buffers())
     assert weights == 2 * params + buffers
 
 
@@ -518,7 +518,7 @@ def test_masked_lms_and_classifiers_are_built_with_the_class_their_config_names(
     path.write_text(json.dumps(config))
     model = resolve_model(str(path))
     setup = make_setup(mode, batch=2, seq_len=64)
-    tracer = StepTracer(model, setup, 3)
+    tracer = StepTracer(model, setup, model.layer_kinds[:3])
     built = tracer.model.get_base_model() if mode == "lora" else tracer.model
     assert type(built).__name__ == config["architectures"][0]
     assert LLMPredictor(model, setup).breakdown(2) == max(
