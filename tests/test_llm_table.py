@@ -294,7 +294,7 @@ def test_the_published_comparison_shows_each_row_with_its_source(table):
 
 def test_platform_pages_name_the_largest_model_and_link_the_table():
     html = llm_fit.on_platform(["t4x2"], "platforms/kaggle.md")
-    assert "On T4 ×2" in html and "per GPU" in html and 'href="../../gpus/can-i-run-it/"' in html
+    assert "On T4 ×2" in html and "the layers split over both" in html and 'href="../../gpus/can-i-run-it/"' in html
 
 
 @pytest.mark.slow

@@ -52,9 +52,9 @@ def _cell(row: dict[str, Any], task: str, column: dict[str, Any], speed: dict[st
         rate = eager
     else:
         text = str(value) if value else "✗"
-        per_gpu = " per GPU" if column["count"] > 1 else ""
+        split = ", the layers split over both" if column["count"] > 1 else ""
         title = f"{row['title']} on {column['label']}: " + (
-            f"largest batch {value}{per_gpu}" if value else "does not fit at batch 1"
+            f"largest batch {value}{split}" if value else "does not fit at batch 1"
         )
         rate = row["training_tokens_per_s"][task][key]
         if rate is not None:
@@ -213,13 +213,13 @@ def _platform_lines(column_keys: list[str]) -> list[dict[str, Any]]:
                     }
                 )
             else:
-                per_gpu = " per GPU" if column["count"] > 1 else ""
+                split = ", the layers split over both" if column["count"] > 1 else ""
                 answers.append(
                     {
                         "task": task,
                         "model": best["title"],
                         "anchor": f"{task['key']}-{best['model']}",
-                        "text": f"batch {value}{per_gpu}",
+                        "text": f"batch {value}{split}",
                     }
                 )
         lines.append({"column": column, "answers": answers})
