@@ -95,7 +95,23 @@ ENGINES: dict[str, Engine] = {
         fused_quantized_tokens=1,
         appends_in_place=False,
         modes=("inference", "train", "lora", "qlora"),
-        weights=("fp32", "fp16", "bf16", "int8", "nf4", "gptq-int4", "gptq-int8", "awq-int4"),
+        # FP8, MXFP4 and GGUF are read as packed weights like the others (their bytes per tensor);
+        # GGUF's speed is transformers' kernels' on llama.cpp's bytes, not llama.cpp's own.
+        weights=(
+            "fp32",
+            "fp16",
+            "bf16",
+            "int8",
+            "nf4",
+            "gptq-int4",
+            "gptq-int8",
+            "awq-int4",
+            "fp8",
+            "mxfp4",
+            "gguf-q4_k_m",
+            "gguf-q5_k_m",
+            "gguf-q8_0",
+        ),
         basis="fitted by benchmarks/llm_speed_published.py on the calibration half of Qwen's transformers rows",
     ),
     "vllm": Engine(

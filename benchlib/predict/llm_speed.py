@@ -103,15 +103,15 @@ def _tracer(model: LanguageModel, setup: Setup, depth: int | None) -> StepTracer
 
 
 def _count(tracer: StepTracer, run: Callable[[], Any]) -> tuple[OpCost, ...]:
-    from benchlib.predict.quantized import observe_dequantize, storage_bytes
+    from benchlib.predict.quantized import observe_dequantize
 
     counter = op_counter()
     setup = tracer.setup
     dense_bytes = DTYPE_BYTES[setup.dtype]
 
-    def dequantized(out_features: int, in_features: int) -> None:
+    def dequantized(out_features: int, in_features: int, packed: int) -> None:
+        # ``packed``: the bytes the stand-in holds for this weight (GGUF's differ per tensor).
         elements = out_features * in_features
-        packed = sum(storage_bytes(out_features, in_features, setup.weights, setup.double_quant).values())
         counter.ops.append(
             OpCost(DEQUANTIZE, "memory", 0, packed + elements * dense_bytes, setup.dtype, weight_elements=elements)
         )
@@ -188,7 +188,14 @@ def max_concurrency(
 ) -> Concurrency:
     """From `benchlib fit`'s breakdown at batch 1: the tensor budget less the weights and one prefill's
     activations, over one sequence's KV cache."""
-    one = make_setup("inference", weights=setup.weights, dtype=setup.dtype, batch=1, seq_len=setup.seq_len)
+    one = make_setup(
+        "inference",
+        weights=setup.weights,
+        dtype=setup.dtype,
+        batch=1,
+        seq_len=setup.seq_len,
+        kv_cache=setup.kv_cache,
+    )
     breakdown = LLMPredictor(model, one, cache_dir).breakdown(setup.seq_len)
     budget = gpu_memory(gpu).tensor_budget
     free = budget - breakdown["weights"] - breakdown["activations"]
