@@ -156,6 +156,21 @@ def test_gguf_weights_are_llama_cpps_mix_over_the_models_depth(file_type, defaul
     assert 0 <= expected - LLMPredictor(model, setup).breakdown(16)["weights"] < LAYERS * len(linears)
 
 
+def test_tied_gguf_embeddings_are_stored_once_in_the_output_layers_type_and_read_by_both():
+    from transformers import LlamaConfig
+
+    config = LlamaConfig(**{**tiny_llama().config.to_dict(), "tie_word_embeddings": True})
+    model = LanguageModel("tied", "Tied", config=config)
+    tracer = StepTracer(model, make_setup("inference", weights="gguf-q4_k_m", seq_len=8), 3)
+    q6 = table_bytes("Q6_K", VOCAB, HIDDEN)
+    assert tracer.model.model.embed_tokens.packed.numel() == q6
+    assert not list(tracer.model.lm_head.buffers())
+    seen = []
+    with observe_dequantize(lambda out, inp, packed: seen.append((out, inp, packed))):
+        tracer.peak(8)
+    assert (VOCAB, HIDDEN, q6) in seen  # decode time reads the output layer's bytes
+
+
 # ----------------------------------------------------------------------------- FP8 and MXFP4
 
 

@@ -312,6 +312,9 @@ def _quantize(model: Any, setup: Setup, layers: int | None = None) -> None:
             double_quant=setup.double_quant,
             nbytes=nbytes,
         )
+        if gguf and is_output and tied:
+            # The tied output layer reads the embedding's bytes, which the embedding holds.
+            stand_in.packed_bytes = sum(gguf_nbytes(name, "output", module.out_features, module.in_features).values())
         model.set_submodule(name, stand_in)
     if gguf and isinstance(embedding, nn.Embedding):
         name = next(n for n, m in model.named_modules() if m is embedding)
