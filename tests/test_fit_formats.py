@@ -408,3 +408,20 @@ def test_fit_names_a_format_that_does_not_apply(llama_json, args, message):
 def test_kv_cache_is_for_language_models_only():
     result = invoke("--model", "resnet50", "--gpu", "T4", "--kv-cache", "fp8")
     assert result.exit_code == 2 and "--kv-cache: resnet50 is one of the five built-in networks" in said(result)
+
+
+# ----------------------------------------------------------------------------- speed
+
+
+@pytest.mark.slow
+def test_speed_reads_the_packed_bytes_of_fused_formats_at_any_number_of_tokens():
+    from benchlib.predict.engines import DEQUANTIZE, ENGINES, FUSED_QUANTIZED, PACKED, with_fused_weights
+    from benchlib.predict.llm_speed import count_inference
+
+    model = tiny_llama()
+    for weights_format, left in (("gguf-q4_k_m", set()), ("nf4", {DEQUANTIZE})):
+        prefill = count_inference(model, make_setup("inference", weights=weights_format, seq_len=16)).prefill
+        ops = with_fused_weights(list(prefill.ops[0]), ENGINES["transformers"], prefill.tokens_per_call)
+        assert {op.op for op in ops} & {PACKED, DEQUANTIZE} == left
+        if not left:  # every linear layer's matmul reads its packed bytes
+            assert sum(op.kind == FUSED_QUANTIZED for op in ops) >= 7 * 3

@@ -40,6 +40,8 @@ from benchlib.predict.count import OpCost
 from benchlib.predict.roofline import EAGER_LAUNCH_S, GpuRates
 
 DEQUANTIZE = "dequantize"
+# A weight in a format whose kernels always read it packed (FP8, MXFP4, GGUF): never a dequantize pass.
+PACKED = "packed weight"
 FUSED_QUANTIZED = "fused quantized matmul"
 # The kinds of op whose traffic runs at a bandwidth fraction of its own; the rest stream (`OpTimes.kinds`).
 TRAFFIC_KINDS = ("stream", "attention", FUSED_QUANTIZED)
@@ -170,21 +172,24 @@ class EngineTime:
 
 def with_fused_weights(ops: list[OpCost], engine: Engine, tokens_per_call: int) -> list[OpCost]:
     """The ops as ``engine`` runs them: where its kernels read packed weights directly, a dequantize
-    op goes and the matmul after it reads the packed bytes instead of the dense ones."""
+    op goes and the matmul after it reads the packed bytes instead of the dense ones. A ``PACKED``
+    weight (FP8, MXFP4, GGUF) is read so at any number of tokens."""
     fused = engine.fused_quantized_tokens is None or tokens_per_call <= engine.fused_quantized_tokens
-    if not fused or not any(op.op == DEQUANTIZE for op in ops):
+    merged = {PACKED, DEQUANTIZE} if fused else {PACKED}
+    if not any(op.op in merged for op in ops):
         return ops
     out: list[OpCost] = []
-    pending: OpCost | None = None
+    # In the order the matmuls read them: an experts module reports gate_up and down before both.
+    pending: list[OpCost] = []
     for op in ops:
-        if op.op == DEQUANTIZE:
-            pending = op
+        if op.op in merged:
+            pending.append(op)
             continue
-        if pending is not None and op.kind == "matmul":
-            dense = pending.weight_elements * DTYPE_BYTES.get(op.dtype, 2)
-            packed = pending.bytes - dense
+        if pending and op.kind == "matmul":
+            weight = pending.pop(0)
+            dense = weight.weight_elements * DTYPE_BYTES.get(op.dtype, 2)
+            packed = weight.bytes - dense
             op = replace(op, kind=FUSED_QUANTIZED, bytes=max(0, op.bytes - dense) + packed)
-            pending = None
         out.append(op)
     return out
 

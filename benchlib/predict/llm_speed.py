@@ -36,6 +36,7 @@ from benchlib.predict.count import OpCost, op_counter
 from benchlib.predict.engines import (
     DEQUANTIZE,
     DTYPE_BYTES,
+    PACKED,
     Engine,
     EngineTime,
     OpTimes,
@@ -46,6 +47,7 @@ from benchlib.predict.engines import (
 from benchlib.predict.llm_memory import DEPTHS, LLMPredictor, Setup, StepTracer, make_setup
 from benchlib.predict.memory import gpu_memory
 from benchlib.predict.roofline import GpuRates, UnknownSpeedGPU, gpu_rates
+from benchlib.predict.weight_formats import GGUF_FORMATS
 
 METHOD = (
     "one call counted op by op on fake tensors (torch.utils.flop_counter FLOPs, bytes each kernel reads and "
@@ -109,11 +111,14 @@ def _count(tracer: StepTracer, run: Callable[[], Any]) -> tuple[OpCost, ...]:
     setup = tracer.setup
     dense_bytes = DTYPE_BYTES[setup.dtype]
 
+    # FP8's, MXFP4's and GGUF's kernels read the packed weight at any number of tokens.
+    kind = PACKED if setup.weights in ("fp8", "mxfp4", *GGUF_FORMATS) else DEQUANTIZE
+
     def dequantized(out_features: int, in_features: int, packed: int) -> None:
         # ``packed``: the bytes the stand-in holds for this weight (GGUF's differ per tensor).
         elements = out_features * in_features
         counter.ops.append(
-            OpCost(DEQUANTIZE, "memory", 0, packed + elements * dense_bytes, setup.dtype, weight_elements=elements)
+            OpCost(kind, "memory", 0, packed + elements * dense_bytes, setup.dtype, weight_elements=elements)
         )
 
     with _quiet(), tracer.mode, counter, observe_dequantize(dequantized):
