@@ -425,3 +425,12 @@ def test_speed_reads_the_packed_bytes_of_fused_formats_at_any_number_of_tokens()
         assert {op.op for op in ops} & {PACKED, DEQUANTIZE} == left
         if not left:  # every linear layer's matmul reads its packed bytes
             assert sum(op.kind == FUSED_QUANTIZED for op in ops) >= 7 * 3
+
+
+def test_the_transformers_engine_runs_the_new_formats_and_vllm_says_what_it_runs():
+    from benchlib.predict.engines import ENGINES, EngineMismatch
+
+    for weights_format in ("fp8", "mxfp4", "gguf-q4_k_m", "gguf-q5_k_m", "gguf-q8_0"):
+        ENGINES["transformers"].check("inference", weights_format)
+    with pytest.raises(EngineMismatch, match="--weights gguf-q4_k_m with --engine vllm"):
+        ENGINES["vllm"].check("inference", "gguf-q4_k_m")
