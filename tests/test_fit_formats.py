@@ -434,3 +434,18 @@ def test_the_transformers_engine_runs_the_new_formats_and_vllm_says_what_it_runs
         ENGINES["transformers"].check("inference", weights_format)
     with pytest.raises(EngineMismatch, match="--weights gguf-q4_k_m with --engine vllm"):
         ENGINES["vllm"].check("inference", "gguf-q4_k_m")
+
+
+@pytest.mark.parametrize(
+    ("config", "kwargs"),
+    [
+        ("llama", {"weights": "gguf-q4_k_m"}),
+        ("llama", {"weights": "fp8", "kv_cache": "q8_0"}),
+        ("moe", {"weights": "mxfp4"}),
+    ],
+)
+def test_the_extrapolation_from_two_depths_still_equals_a_full_depth_trace(config, kwargs):
+    model = tiny_llama() if config == "llama" else from_config(QWEN3_MOE)
+    setup = make_setup("inference", seq_len=32, **kwargs)
+    phases = StepTracer(model, setup, None).peak(32)
+    assert LLMPredictor(model, setup).breakdown(32) == max(phases.values(), key=lambda kinds: kinds["total"])
