@@ -17,6 +17,7 @@ from benchlib.predict.quantized import observe_dequantize, storage_bytes
 from benchlib.predict.weight_formats import (
     compute_capability,
     ggml_type_bytes,
+    gguf_role,
     gguf_tensor_type,
     kv_bytes_per_value,
 )
@@ -131,6 +132,23 @@ def test_the_gguf_recipe_follows_llama_cpps_llama_tensor_get_type():
     assert gguf_tensor_type("gguf-q5_k_m", "attn_q", 2880, layer=5, layers=32) == "Q5_1"
     assert gguf_tensor_type(q4, "output", 2880) == "Q8_0"
     assert gguf_tensor_type("gguf-q8_0", "attn_q", 100) == "F16"
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [
+        ("model.layers.3.self_attn.v_proj", "attn_v"),
+        ("model.layers.3.self_attn.o_proj", "attn_output"),
+        ("model.layers.3.mlp.down_proj", "ffn_down"),
+        ("model.layers.3.mlp.experts.down_proj", "ffn_down"),
+        ("model.layers.3.mlp.experts.gate_up_proj", "ffn_up"),
+        ("model.layers.3.mlp.gate_proj", "ffn_gate"),
+        ("model.layers.3.mlp.gate", "ffn_gate_inp"),  # a router: llama.cpp leaves it unquantized
+        ("model.layers.3.block_sparse_moe.gate", "ffn_gate_inp"),
+    ],
+)
+def test_transformers_names_map_to_llama_cpps_tensor_roles(name, role):
+    assert gguf_role(name) == role
 
 
 @pytest.mark.parametrize(

@@ -295,6 +295,7 @@ def _quantize(model: Any, setup: Setup, layers: int | None = None) -> None:
         for name, module in model.named_modules()
         if isinstance(module, nn.Linear)
         and (gguf or ("lm_head" not in name.split(".") and module is not output))
+        and not (gguf and wf.gguf_role(name.removesuffix(".base_layer")) == "ffn_gate_inp")
         and not any(part.startswith("lora_") for part in name.split("."))
         and setup.weights != "mxfp4"
     ]

@@ -97,6 +97,8 @@ def mxfp4_bytes(out_features: int, in_features: int) -> dict[str, int]:
 # What llama.cpp calls a tensor, from transformers' module names (convert_hf_to_gguf's mapping,
 # reduced to the categories llama_tensor_get_type distinguishes).
 _ROLES = (
+    # A MoE router (Mixtral's block_sparse_moe.gate): llama.cpp never quantizes it (ffn_gate_inp).
+    ("ffn_gate_inp", re.compile(r"(mlp|block_sparse_moe|moe)\.(gate|router)$")),
     ("attn_qkv", re.compile(r"(qkv_proj|query_key_value|c_attn|Wqkv)$")),
     ("attn_q", re.compile(r"q_proj$")),
     ("attn_k", re.compile(r"k_proj$")),
