@@ -29,8 +29,9 @@ SHIPPED = data_file("language_models.yaml")
 FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 KINDS = {"ForCausalLM": "causal", "ForMaskedLM": "masked", "ForSequenceClassification": "classifier"}
 PEFT_TASKS = {"causal": "CAUSAL_LM", "classifier": "SEQ_CLS"}
-# A MoE config's fields (transformers' names, which differ by model): experts per layer, and per token.
-EXPERT_FIELDS = ("num_local_experts", "num_experts")
+# A MoE config's fields (transformers' names, which differ by model: Mixtral and gpt-oss, Qwen-MoE,
+# DeepSeek): experts per layer, and per token.
+EXPERT_FIELDS = ("num_local_experts", "num_experts", "n_routed_experts")
 PER_TOKEN_FIELDS = ("num_experts_per_tok", "experts_per_token")
 # The kind of every decoder layer of a model whose config doesn't list them: they are all alike.
 ALIKE = "decoder"

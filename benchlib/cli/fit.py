@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from benchlib.cli.fit_options import InputOpt, ModelSizeOpt, language_model_setup, parse_bytes, parse_shape
+from benchlib.cli.fit_options import (
+    KV_CACHE_HELP,
+    WEIGHTS_HELP,
+    InputOpt,
+    ModelSizeOpt,
+    language_model_setup,
+    parse_bytes,
+    parse_shape,
+)
 from benchlib.cli.output import console, usage_error
 from benchlib.core.units import format_bytes
 
@@ -79,15 +87,8 @@ def fit(
     lora_targets: Annotated[
         str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")
     ] = "all-linear",
-    weights: Annotated[
-        str | None,
-        typer.Option(
-            "--weights",
-            help="How weights are stored: fp32, fp16, bf16; int8 or nf4 (bitsandbytes); gptq-int4, "
-            "gptq-int8 or awq-int4 (group size 128). Default: bf16 "
-            "for inference and lora, fp32 for train, nf4 for qlora.",
-        ),
-    ] = None,
+    weights: Annotated[str | None, typer.Option("--weights", help=WEIGHTS_HELP)] = None,
+    kv_cache: Annotated[str | None, typer.Option("--kv-cache", help=KV_CACHE_HELP)] = None,
     dtype: DtypeOpt = None,
     grad_checkpointing: Annotated[
         bool, typer.Option("--grad-checkpointing", help="Training modes: recompute activations in the backward pass.")
@@ -125,6 +126,7 @@ def fit(
             seq_len,
             lora_rank,
             weights,
+            kv_cache,
             dtype,
             grad_checkpointing,
             optimizer,
@@ -143,6 +145,7 @@ def fit(
             lora_rank,
             lora_targets,
             weights,
+            kv_cache,
             dtype,
             grad_checkpointing,
             optimizer,
@@ -177,6 +180,7 @@ def _fit_builtin(
     seq_len: int | None,
     lora_rank: int | None,
     weights: str | None,
+    kv_cache: str | None,
     dtype: str | None,
     grad_checkpointing: bool,
     optimizer: str | None,
@@ -198,6 +202,7 @@ def _fit_builtin(
                 ("--seq-len", seq_len),
                 ("--lora-rank", lora_rank),
                 ("--weights", weights),
+                ("--kv-cache", kv_cache),
                 ("--grad-checkpointing", grad_checkpointing or None),
             )
             if value is not None
@@ -247,6 +252,7 @@ def _fit_language_model(
     lora_rank: int | None,
     lora_targets: str,
     weights: str | None,
+    kv_cache: str | None,
     dtype: str | None,
     grad_checkpointing: bool,
     optimizer: str | None,
@@ -285,14 +291,35 @@ def _fit_language_model(
             lora_targets=lora_targets,
             grad_checkpointing=grad_checkpointing,
             optimizer=optimizer,
+            kv_cache=kv_cache,
         )
-        prediction = predict_llm(language_model, setup, device, cache_dir=cache_folder("fit-llm"), gpus=gpus)
+        traced, note = runs_as(setup, spec)
+        prediction = predict_llm(language_model, traced, device, cache_dir=cache_folder("fit-llm"), gpus=gpus)
+        prediction.note = note
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
         typer.echo(json.dumps(prediction.as_dict(), indent=2))
         return
     _print_llm_prediction(prediction, language_model.title)
+
+
+def runs_as(setup: Setup, spec: AcceleratorSpec | None) -> tuple[Setup, str | None]:
+    """The setup transformers would run on this GPU, and a note where that differs from the one asked
+    for (FP8 or MXFP4 dequantized on a GPU without the kernels) or where the format has a caveat."""
+    from dataclasses import replace
+
+    from benchlib.predict.weight_formats import GGUF_FORMATS, GGUF_NOTE, MXFP4_SOFTWARE_NOTE, dequantized_on
+
+    if spec is not None:
+        why = dequantized_on(setup.weights, spec.name, spec.architecture.value, setup.dtype)
+        if why is not None:
+            return replace(setup, weights=setup.dtype), why
+    if setup.weights == "mxfp4":
+        return setup, MXFP4_SOFTWARE_NOTE
+    if setup.weights in GGUF_FORMATS:
+        return setup, GGUF_NOTE
+    return setup, None
 
 
 def _has_bf16(spec: AcceleratorSpec) -> bool:
@@ -384,4 +411,6 @@ def _print_llm_prediction(p: LLMPrediction, title: str) -> None:
         table.add_row(f"largest batch ({s.seq_len} tokens)", answer)
     table.add_row("how", f"{p.method}; {p.seconds:.1f} s; " + ", ".join(f"{k} {v}" for k, v in p.versions.items()))
     console.print(table)
+    if p.note:
+        typer.echo(f"Note: {p.note}.")
     typer.echo("A prediction, not a measurement: benchmarks/llm_fit_published.py compares it with published peaks.")

@@ -48,6 +48,19 @@ OptimizerOpt = Annotated[str, typer.Option("--optimizer", help="adam or sgd (wit
 ModelSizeOpt = Annotated[str, typer.Option("--size", help="full, or small: the same kind of network, tiny, for tests.")]
 
 
+WEIGHTS_HELP = (
+    "How weights are stored: fp32, fp16, bf16; int8 or nf4 (bitsandbytes); gptq-int4, gptq-int8 or "
+    "awq-int4 (group size 128); fp8 (transformers' fine-grained FP8, 128x128 blocks; dequantized on "
+    "GPUs before compute capability 8.9); mxfp4 (gpt-oss: MoE experts only); gguf-q4_k_m, gguf-q5_k_m "
+    "or gguf-q8_0 (llama.cpp's files, as llama.cpp holds them). Default: bf16 for inference and lora, "
+    "fp32 for train, nf4 for qlora."
+)
+KV_CACHE_HELP = (
+    "Inference: how the KV cache stores keys and values: fp16, bf16, fp32, fp8 (one byte) or q8_0 "
+    "(llama.cpp's, 34 bytes per 32 values). Default: the compute dtype, as transformers keeps it."
+)
+
+
 def language_model_setup(
     model: LanguageModel,
     mode: str,
@@ -60,6 +73,7 @@ def language_model_setup(
     lora_targets: str,
     grad_checkpointing: bool,
     optimizer: str | None,
+    kv_cache: str | None = None,
 ) -> Setup:
     """The `Setup` `benchlib fit` and `benchlib predict` answer for: their flags, with the commands' defaults
     (batch 1, fit's sequence length capped at the model's, AdamW); ValueError names a flag that doesn't apply."""
@@ -75,4 +89,5 @@ def language_model_setup(
         lora_targets=lora_targets,
         grad_checkpointing=grad_checkpointing,
         optimizer=optimizer or "adamw",
+        kv_cache=kv_cache,
     )

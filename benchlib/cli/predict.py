@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from benchlib.cli.fit import ModelOpt
-from benchlib.cli.fit_options import language_model_setup
+from benchlib.cli.fit_options import KV_CACHE_HELP, WEIGHTS_HELP, language_model_setup
 from benchlib.cli.output import console, usage_error
 
 if TYPE_CHECKING:
@@ -45,14 +45,8 @@ def predict(
             "and other CUDA-graph engines; inference only).",
         ),
     ] = "transformers",
-    weights: Annotated[
-        str | None,
-        typer.Option(
-            "--weights",
-            help="Language models, as in `benchlib fit`: fp32, fp16, bf16, int8, nf4, gptq-int4, gptq-int8 "
-            "or awq-int4. Default: bf16 for inference and lora, fp32 for train, nf4 for qlora.",
-        ),
-    ] = None,
+    weights: Annotated[str | None, typer.Option("--weights", help="Language models. " + WEIGHTS_HELP)] = None,
+    kv_cache: Annotated[str | None, typer.Option("--kv-cache", help=KV_CACHE_HELP)] = None,
     dtype: Annotated[
         str | None,
         typer.Option(
@@ -107,13 +101,13 @@ def predict(
         # The names are looked up once, here, and the specs passed on.
         spec = find_gpu(gpu, "`predict` times GPUs only")
         if model in MODELS:
-            _language_model_only(engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer)
+            _language_model_only(engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer, kv_cache)
             builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
             answer, show = builtin.as_dict(), lambda: _print(builtin)
         else:
             chosen = find_engine(engine)  # before the model: a typo answers at once
             resolved = resolve_model(model, also_known=tuple(MODELS))
-            speed = _predict_language_model(
+            speed, note = _predict_language_model(
                 resolved,
                 spec,
                 mode or "inference",
@@ -126,9 +120,11 @@ def predict(
                 lora_targets,
                 grad_checkpointing,
                 optimizer,
+                kv_cache,
             )
             check = _published_check(speed)
-            answer, show = speed.as_dict() | {"published_check": check}, lambda: _print_llm(speed, check)
+            answer = speed.as_dict() | {"published_check": check, "note": note}
+            show = lambda: _print_llm(speed, check, note)  # noqa: E731
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
@@ -144,12 +140,14 @@ def _language_model_only(
     lora_targets: str,
     grad_checkpointing: bool,
     optimizer: str | None,
+    kv_cache: str | None = None,
 ) -> None:
     given = [
         flag
         for flag, value in (
             ("--engine", engine != "transformers"),
             ("--weights", weights is not None),
+            ("--kv-cache", kv_cache is not None),
             ("--lora-rank", lora_rank is not None),
             ("--lora-targets", lora_targets != "all-linear"),
             ("--grad-checkpointing", grad_checkpointing),
@@ -186,7 +184,10 @@ def _predict_language_model(
     lora_targets: str,
     grad_checkpointing: bool,
     optimizer: str | None,
-) -> LLMSpeed:
+    kv_cache: str | None = None,
+) -> tuple[LLMSpeed, str | None]:
+    """The prediction, and a note on the weight format where it runs otherwise than asked (`runs_as`)."""
+    from benchlib.cli.fit import runs_as
     from benchlib.core.cache import cache_folder
     from benchlib.predict.llm_speed import default_dtype, predict_llm_speed
     from benchlib.predict.roofline import gpu_rates
@@ -204,8 +205,10 @@ def _predict_language_model(
         lora_targets=lora_targets,
         grad_checkpointing=grad_checkpointing,
         optimizer=optimizer,
+        kv_cache=kv_cache,
     )
-    return predict_llm_speed(model, spec, setup, engine, cache_dir=cache_folder("fit-llm"))
+    setup, note = runs_as(setup, spec)  # e.g. FP8 dequantized on a GPU before compute capability 8.9
+    return predict_llm_speed(model, spec, setup, engine, cache_dir=cache_folder("fit-llm")), note
 
 
 def _published_check(p: LLMSpeed) -> dict[str, Any] | None:
@@ -267,7 +270,7 @@ def _bound_text(shares: dict[str, float]) -> str:
     return ", ".join(f"{kind} {share:.0%}" for kind, share in shares.items() if share >= 0.005)
 
 
-def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
+def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None = None) -> None:
     s = p.setup
     shape = f"batch {s.batch} x {s.seq_len:,} tokens"
     table = Table(title=f"{p.model} on {p.gpu}, {p.engine.name}: {s.describe()}, {shape}; predicted", show_header=False)
@@ -315,6 +318,8 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None) -> None:
     else:
         table.add_row("checked", "no published measurement of this kind to check against yet")
     console.print(table)
+    if note:
+        typer.echo(f"Note: {note}.")
     typer.echo(
         "A prediction, not a measurement: benchmarks/llm_speed_published.py compares\n"
         "predictions with published throughput."

@@ -41,6 +41,8 @@ from benchlib.predict.count import OpCost
 from benchlib.predict.roofline import EAGER_LAUNCH_S, GpuRates
 
 DEQUANTIZE = "dequantize"
+# A weight in a format whose kernels always read it packed (FP8, MXFP4, GGUF): never a dequantize pass.
+PACKED = "packed weight"
 FUSED_QUANTIZED = "fused quantized matmul"
 # The kinds of op whose traffic runs at a bandwidth fraction of its own; the rest stream (`OpTimes.kinds`).
 TRAFFIC_KINDS = ("stream", "attention", FUSED_QUANTIZED)
@@ -77,12 +79,21 @@ class Engine:
                 f"--mode {mode} with --engine {self.name}: {self.title} runs {runs} only; "
                 "training speed is predicted for --engine transformers"
             )
-        if weights not in self.weights:
+        runs = self.weights + LATER_WEIGHTS.get(self.name, ())
+        if weights not in runs:
             raise EngineMismatch(
-                f"--weights {weights} with --engine {self.name}: {self.title} runs {', '.join(self.weights)}; "
+                f"--weights {weights} with --engine {self.name}: {self.title} runs {', '.join(runs)}; "
                 "use --engine transformers for bitsandbytes formats"
             )
 
+
+# Formats an engine runs beyond its record's: FP8, MXFP4 and GGUF, read packed like the others (their
+# bytes per tensor come from the stand-ins; GGUF's speed is transformers' kernels on llama.cpp's bytes,
+# not llama.cpp's own). Kept out of the Engine record because the committed tables are keyed on a
+# digest of its fields, and these formats change none of their numbers.
+LATER_WEIGHTS: dict[str, tuple[str, ...]] = {
+    "transformers": ("fp8", "mxfp4", "gguf-q4_k_m", "gguf-q5_k_m", "gguf-q8_0"),
+}
 
 ENGINES: dict[str, Engine] = {
     "transformers": Engine(
@@ -163,21 +174,24 @@ class EngineTime:
 
 def with_fused_weights(ops: list[OpCost], engine: Engine, tokens_per_call: int) -> list[OpCost]:
     """The ops as ``engine`` runs them: where its kernels read packed weights directly, a dequantize
-    op goes and the matmul after it reads the packed bytes instead of the dense ones."""
+    op goes and the matmul after it reads the packed bytes instead of the dense ones. A ``PACKED``
+    weight (FP8, MXFP4, GGUF) is read so at any number of tokens."""
     fused = engine.fused_quantized_tokens is None or tokens_per_call <= engine.fused_quantized_tokens
-    if not fused or not any(op.op == DEQUANTIZE for op in ops):
+    merged = {PACKED, DEQUANTIZE} if fused else {PACKED}
+    if not any(op.op in merged for op in ops):
         return ops
     out: list[OpCost] = []
-    pending: OpCost | None = None
+    # In the order the matmuls read them: an experts module reports gate_up and down before both.
+    pending: list[OpCost] = []
     for op in ops:
-        if op.op == DEQUANTIZE:
-            pending = op
+        if op.op in merged:
+            pending.append(op)
             continue
-        if pending is not None and op.kind == "matmul":
-            dense = pending.weight_elements * DTYPE_BYTES.get(op.dtype, 2)
-            packed = pending.bytes - dense
+        if pending and op.kind == "matmul":
+            weight = pending.pop(0)
+            dense = weight.weight_elements * DTYPE_BYTES.get(op.dtype, 2)
+            packed = weight.bytes - dense
             op = replace(op, kind=FUSED_QUANTIZED, bytes=max(0, op.bytes - dense) + packed)
-            pending = None
         out.append(op)
     return out
 

@@ -3,7 +3,9 @@
 The model is transformers' own class for the config (the one its ``architectures`` field
 names), built under ``FakeTensorMode`` with no weights; LoRA adapters come from peft; 4-bit and
 8-bit weights are stand-ins equal to bitsandbytes' in memory (:mod:`benchlib.predict.quantized`).
-One step (a prefill for inference, forward + backward + optimizer update for training) runs
+FP8, MXFP4 and GGUF weights, and an fp8 or q8_0 KV cache, are described in
+:mod:`benchlib.predict.weight_formats`. One step (a prefill for inference, forward + backward +
+optimizer update for training) runs
 inside torch's ``MemTracker``, which keeps the peak of live tensors by kind.
 
 Reduced depth: the memory live at any one point of a step is a sum over the decoder layers, so it
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -33,13 +37,27 @@ from pathlib import Path
 from typing import Any
 
 import benchlib
-from benchlib.catalog.language_models import LanguageModel
+from benchlib.catalog.language_models import EXPERT_FIELDS, LanguageModel
 from benchlib.predict.memory import DeviceMemory, read_traces, solve_max_batch, write_traces
+from benchlib.predict.weight_formats import GGUF_FORMATS, KV_CACHE_FORMATS, kv_bytes_per_value
 
 MODES: tuple[str, ...] = ("inference", "train", "lora", "qlora")
 # The float formats, then the quantized ones (`benchlib.predict.quantized.QUANTIZED`): bitsandbytes'
-# LLM.int8 and NF4, and GPTQ/AWQ checkpoints.
-WEIGHTS: tuple[str, ...] = ("fp32", "fp16", "bf16", "int8", "nf4", "gptq-int4", "gptq-int8", "awq-int4")
+# LLM.int8 and NF4, GPTQ/AWQ checkpoints, transformers' fine-grained FP8, gpt-oss's MXFP4 experts and
+# llama.cpp's GGUF files (`benchlib.predict.weight_formats`).
+WEIGHTS: tuple[str, ...] = (
+    "fp32",
+    "fp16",
+    "bf16",
+    "int8",
+    "nf4",
+    "gptq-int4",
+    "gptq-int8",
+    "awq-int4",
+    "fp8",
+    "mxfp4",
+    *GGUF_FORMATS,
+)
 QUANTIZED_WEIGHTS: tuple[str, ...] = WEIGHTS[3:]
 COMPUTE_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
 LLM_OPTIMIZERS: tuple[str, ...] = ("adamw", "paged_adamw_8bit")
@@ -54,7 +72,8 @@ BASE_LAYERS = 3
 # bitsandbytes' 8-bit optimizers keep each state in one byte per value with an fp32 maximum per
 # block of 256 values (``bitsandbytes.optim`` block-wise quantization).
 EIGHT_BIT_BLOCK = 256
-CACHE_VERSION = 1
+# 2: the setup's KV-cache format, and FP8, MXFP4 and GGUF weights (MoE experts quantized too).
+CACHE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -71,6 +90,9 @@ class Setup:
     grad_checkpointing: bool = False
     optimizer: str = "adamw"
     double_quant: bool = True
+    # How the KV cache stores a key or value: the compute dtype (transformers' DynamicCache), or
+    # fp8 / llama.cpp's q8_0 (`benchlib.predict.weight_formats.KV_CACHE_FORMATS`).
+    kv_cache: str = "bf16"
 
     @property
     def trains(self) -> bool:
@@ -81,6 +103,8 @@ class Setup:
         parts = [self.mode, f"{self.weights} weights"]
         if self.dtype != self.weights:
             parts.append(f"{self.dtype} compute" + (" (autocast)" if self.trains else ""))
+        if self.kv_cache != self.dtype and not self.trains:
+            parts.append(f"{self.kv_cache} KV cache")
         if self.mode in ("lora", "qlora"):
             parts.append(f"rank {self.lora_rank} on {self.lora_targets}")
         if self.trains:
@@ -101,6 +125,7 @@ def make_setup(
     lora_targets: str = DEFAULT_LORA_TARGETS,
     grad_checkpointing: bool = False,
     optimizer: str = "adamw",
+    kv_cache: str | None = None,
 ) -> Setup:
     """A Setup with each mode's defaults; ValueError names the option that doesn't make sense."""
     for option, value, choices in (
@@ -108,6 +133,7 @@ def make_setup(
         ("--weights", weights, WEIGHTS),
         ("--dtype", dtype, COMPUTE_DTYPES),
         ("--optimizer", optimizer, LLM_OPTIMIZERS),
+        ("--kv-cache", kv_cache, KV_CACHE_FORMATS),
     ):
         if value is not None and value not in choices:
             raise ValueError(f"{option} {value!r}: choose one of {', '.join(choices)}")
@@ -121,6 +147,8 @@ def make_setup(
         raise ValueError("--grad-checkpointing applies to training modes (train, lora, qlora), not inference")
     if optimizer != "adamw" and mode == "inference":
         raise ValueError("--optimizer applies to training modes (train, lora, qlora), not inference")
+    if kv_cache is not None and mode != "inference":
+        raise ValueError(f"--kv-cache applies to --mode inference (a training step keeps no KV cache), not {mode}")
     if weights is None:
         # Inference and a LoRA base store the weights in the compute dtype asked for.
         weights = dtype if dtype and mode in ("inference", "lora") else DEFAULT_WEIGHTS[mode]
@@ -128,6 +156,16 @@ def make_setup(
         raise ValueError(
             f"--mode train --weights {weights}: full fine-tuning updates every weight, and "
             "quantized weights can't be trained; use --mode qlora (or lora --weights int8)"
+        )
+    if mode == "lora" and (weights == "mxfp4" or weights in GGUF_FORMATS):
+        raise ValueError(
+            f"--mode lora --weights {weights}: transformers can't train on "
+            + (
+                "MXFP4 experts (it dequantizes them to train)"
+                if weights == "mxfp4"
+                else "GGUF weights (it dequantizes the file)"
+            )
+            + "; use --mode lora --weights bf16, or --mode qlora"
         )
     if mode == "qlora" and weights != "nf4":
         raise ValueError(f"--mode qlora stores the base in nf4, not {weights}; use --mode lora --weights {weights}")
@@ -145,6 +183,7 @@ def make_setup(
         lora_targets=lora_targets,
         grad_checkpointing=grad_checkpointing,
         optimizer=optimizer,
+        kv_cache=kv_cache or dtype,
     )
 
 
@@ -188,31 +227,115 @@ def _eight_bit_adam() -> type:
     return EightBitAdamStandIn
 
 
-def _quantize(model: Any, setup: Setup) -> None:
-    """Swap linear layers for quantized stand-ins: LoRA's base layers too, never the adapters."""
+_LAYER = re.compile(r"\.(?:layers|layer|h|blocks)\.(\d+)\.")
+
+
+def _experts_in_config(config: Any) -> int:
+    return next((int(n) for f in EXPERT_FIELDS if isinstance(n := getattr(config, f, None), int)), 0)
+
+
+def _layer_of(name: str) -> int | None:
+    match = _LAYER.search(f".{name}.")
+    return int(match.group(1)) if match else None
+
+
+def _quantize(model: Any, setup: Setup, layers: int | None = None) -> None:
+    """Swap linear layers for quantized stand-ins: LoRA's base layers too, never the adapters; and,
+    where the format quantizes them, MoE experts (:func:`benchlib.predict.quantized.quantize_experts`),
+    the token embeddings and the output layer (GGUF).
+
+    ``layers``: the model's real depth, which llama.cpp's GGUF recipe reads (None: the model's own).
+    """
     from torch import nn
 
-    from benchlib.predict.quantized import QuantizedLinear
+    from benchlib.predict import weight_formats as wf
+    from benchlib.predict.quantized import (
+        QuantizedEmbedding,
+        QuantizedLinear,
+        expert_matrices,
+        quantize_experts,
+        storage_bytes,
+    )
 
     compute = torch_dtype(setup.dtype)
-    # transformers keeps the output layer unquantized, also when LoRA adapts it (lm_head.base_layer).
+    gguf = setup.weights in GGUF_FORMATS
+    config = getattr(model, "config", None)
+    depth = layers or getattr(config, "num_hidden_layers", None) or 1
+    expert_modules = [
+        (name, module)
+        for name, module in model.named_modules()
+        if name.split(".")[-1] == "experts" and expert_matrices(module)
+    ]
+    n_experts = _experts_in_config(config)
+    if expert_modules and not n_experts and setup.weights in ("fp8", "mxfp4", *GGUF_FORMATS):
+        raise ValueError(
+            f"--weights {setup.weights}: the model has MoE experts but its config gives none of "
+            f"{', '.join(EXPERT_FIELDS)}; add the number of experts to the config"
+        )
+    if setup.weights == "mxfp4" and not expert_modules:
+        raise ValueError(
+            "--weights mxfp4 quantizes MoE experts only (as gpt-oss ships them), and this model has none; "
+            "use --weights bf16, fp8 or a 4-bit format (nf4, gptq-int4, awq-int4, gguf-q4_k_m)"
+        )
+    get_out = getattr(model, "get_output_embeddings", None)
+    get_in = getattr(model, "get_input_embeddings", None)
+    output = get_out() if get_out else None
+    embedding = get_in() if get_in else None
+    tied = output is not None and embedding is not None and output.weight is getattr(embedding, "weight", None)
+
+    def gguf_nbytes(name: str, role: str, rows: int, cols: int) -> dict[str, int]:
+        layer = _layer_of(name)
+        return {
+            "packed": wf.gguf_bytes(
+                setup.weights, role, rows, cols, layer_of=layer, layers=depth, experts=n_experts, tied=tied
+            )
+        }
+
+    # transformers keeps the output layer unquantized (also when LoRA adapts it: lm_head.base_layer);
+    # llama.cpp quantizes it, and MXFP4 quantizes the experts alone.
     targets = [
-        name
+        (name, module)
         for name, module in model.named_modules()
         if isinstance(module, nn.Linear)
-        and "lm_head" not in name.split(".")
+        and (gguf or ("lm_head" not in name.split(".") and module is not output))
+        and not (gguf and wf.gguf_role(name.removesuffix(".base_layer")) == "ffn_gate_inp")
         and not any(part.startswith("lora_") for part in name.split("."))
+        and setup.weights != "mxfp4"
     ]
-    for name in targets:
-        parent_name, _, child = name.rpartition(".")
-        parent = model.get_submodule(parent_name)
-        setattr(
-            parent,
-            child,
-            QuantizedLinear(
-                getattr(parent, child), setup.weights, compute_dtype=compute, double_quant=setup.double_quant
-            ),
+    for name, module in targets:
+        is_output = module is output or "lm_head" in name.split(".")
+        nbytes = None
+        if gguf:
+            base = name.removesuffix(".base_layer")
+            role = "output" if is_output else wf.gguf_role(base)
+            nbytes = {} if is_output and tied else gguf_nbytes(base, role, module.out_features, module.in_features)
+        stand_in = QuantizedLinear(
+            module,
+            "gguf" if gguf else setup.weights,
+            compute_dtype=compute,
+            double_quant=setup.double_quant,
+            nbytes=nbytes,
         )
+        if gguf and is_output and tied:
+            # The tied output layer reads the embedding's bytes, which the embedding holds.
+            stand_in.packed_bytes = sum(gguf_nbytes(name, "output", module.out_features, module.in_features).values())
+        model.set_submodule(name, stand_in)
+    if gguf and isinstance(embedding, nn.Embedding):
+        name = next(n for n, m in model.named_modules() if m is embedding)
+        size = gguf_nbytes(name, "token_embd", embedding.num_embeddings, embedding.embedding_dim)["packed"]
+        model.set_submodule(name, QuantizedEmbedding(embedding, size, compute_dtype=compute))
+    if setup.weights not in ("fp8", "mxfp4", *GGUF_FORMATS):
+        return  # bitsandbytes, GPTQ and AWQ replace nn.Linear layers only: experts stay in the compute dtype
+    for module_name, module in expert_modules:
+        nbytes: dict[str, dict[str, int]] = {}
+        for param, (experts, out_features, in_features) in expert_matrices(module).items():
+            if gguf:
+                role = wf.gguf_role(param)
+                nbytes[param] = gguf_nbytes(f"{module_name}.{param}", role, experts * out_features, in_features)
+            else:  # FP8Experts and MXFP4 quantize each expert's matrix on its own
+                per_expert = storage_bytes(out_features, in_features, setup.weights)
+                nbytes[param] = {k: experts * v for k, v in per_expert.items()}
+        quantize_experts(module, nbytes, compute_dtype=compute)
 
 
 @cache
@@ -266,7 +389,7 @@ class StepTracer:
             if setup.mode in ("lora", "qlora"):
                 self._add_adapters()
             if setup.weights in QUANTIZED_WEIGHTS:
-                _quantize(self.model, setup)
+                _quantize(self.model, setup, model.depth)
             if setup.mode == "qlora":
                 # peft's prepare_model_for_kbit_training, which QLoRA recipes call: every parameter
                 # that is not quantized (embeddings, norms, the output layer) is cast to fp32.
@@ -274,6 +397,11 @@ class StepTracer:
                     if p.dtype in (torch.float16, torch.bfloat16):
                         p.data = p.data.float()
         to_fake(self.model, self.mode)
+        if setup.weights in QUANTIZED_WEIGHTS:
+            from benchlib.predict.quantized import prepare_fused
+
+            with self.mode:
+                prepare_fused(self.model)
         self.vocab = model.vocab_size(self.model)
         self.optimizer = None
         if setup.trains:
@@ -335,7 +463,17 @@ class StepTracer:
         if not self.setup.trains:
             with self._tracking(inputs) as tracker:
                 output = self.prefill(inputs)
-            return {"prefill": _by_kind(tracker, _cache_bytes(output))}
+            kinds = _by_kind(tracker, _cache_bytes(output))
+            # The trace's cache holds the compute dtype; a cache stored as fp8 or q8_0 holds the
+            # same values in fewer bytes. Swapping the difference out of the kv_cache kind and the
+            # total is exact where the whole cache is live at the peak (the end of a prefill,
+            # where logits are made, or its last layer's attention, short of that layer's new keys
+            # and values). It leaves out what quantizing costs on the side: the compute-dtype keys
+            # and values of the newest tokens, which a quantizing cache converts as it appends.
+            stored = _cache_bytes(output, self.setup.kv_cache)
+            kinds["total"] += stored - kinds["kv_cache"]
+            kinds["kv_cache"] = stored
+            return {"prefill": kinds}
         with self._tracking(inputs) as forward_backward:
             self.forward_backward(inputs)
         with self._tracking(inputs) as update:
@@ -407,13 +545,21 @@ class _NoHook:
 @cache
 def _tracker_class() -> type:
     from benchlib.predict.memory import peak_only_tracker
+    from benchlib.predict.quantized import holds_no_memory
 
     class FrozenAwareTracker(peak_only_tracker()):
-        """The peak-only MemTracker, which can also trace frozen parameters (LoRA's base).
+        """The peak-only MemTracker, which can also trace frozen parameters (LoRA's base), and
+        leaves the fused formats' dense stand-in weights uncounted.
 
         MemTracker hooks every parameter to see its gradient arrive, and torch refuses a hook
         on a tensor that needs no gradient; frozen ones get a no-op handle instead.
         """
+
+        def _track(self, reftype: Any, t: Any) -> None:
+            # The dense weights FP8, MXFP4 and GGUF stand-ins compute on: their kernels read the
+            # packed buffers, which are counted, and never hold a dense copy.
+            if not holds_no_memory(t):
+                super()._track(reftype, t)
 
         def _track_module_params_and_buffers(self, module: Any, install_grad_hooks: bool = True) -> tuple[int, int]:
             for param in module.parameters():
@@ -439,14 +585,17 @@ def to_fake(model: Any, mode: Any) -> None:
             module._parameters[name] = first_module._parameters[first_name]
 
 
-def _cache_bytes(output: Any) -> int:
-    """Bytes of the KV cache a prefill returns (transformers' Cache: one key and value per layer)."""
+def _cache_bytes(output: Any, stored_as: str | None = None) -> int:
+    """Bytes of the KV cache a prefill returns (transformers' Cache: one key and value per layer),
+    as traced, or with each value stored as ``stored_as`` (a `KV_CACHE_FORMATS` name)."""
     cache = getattr(output, "past_key_values", None)
     if cache is None:
         return 0
-    return sum(
-        t.numel() * t.element_size() for layer in cache.layers for t in (layer.keys, layer.values) if t is not None
-    )
+    tensors = [t for layer in cache.layers for t in (layer.keys, layer.values) if t is not None]
+    if stored_as is None:
+        return sum(t.numel() * t.element_size() for t in tensors)
+    per_value = kv_bytes_per_value(stored_as)
+    return sum(math.ceil(t.numel() * per_value) for t in tensors)
 
 
 # ----------------------------------------------------------------------------- prediction
@@ -472,6 +621,8 @@ class LLMPrediction:
     traces: dict[int, int] = field(default_factory=dict)
     gpus: int = 1
     per_gpu: list[int] = field(default_factory=list)
+    # What a reader should know about the format on this GPU (e.g. transformers dequantizes it), or None.
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -515,10 +666,10 @@ def versions() -> dict[str, str]:
 def code_digest() -> str:
     """A hash of the code that traces: a cached trace from other code is traced again."""
     from benchlib.catalog import language_models as llm_models
-    from benchlib.predict import quantized
+    from benchlib.predict import quantized, weight_formats
 
     digest = hashlib.sha256()
-    for module in (__file__, llm_models.__file__, quantized.__file__):
+    for module in (__file__, llm_models.__file__, quantized.__file__, weight_formats.__file__):
         digest.update(Path(module).read_bytes())
     return digest.hexdigest()[:16]
 

@@ -37,6 +37,7 @@ from benchlib.predict.count import OpCost, op_counter
 from benchlib.predict.engines import (
     DEQUANTIZE,
     DTYPE_BYTES,
+    PACKED,
     Engine,
     EngineTime,
     OpTimes,
@@ -47,6 +48,7 @@ from benchlib.predict.engines import (
 from benchlib.predict.llm_memory import BASE_LAYERS, LLMPredictor, Setup, StepTracer, make_setup
 from benchlib.predict.memory import gpu_memory
 from benchlib.predict.roofline import GpuRates, UnknownSpeedGPU, gpu_rates
+from benchlib.predict.weight_formats import GGUF_FORMATS
 
 METHOD = (
     "one call counted op by op on fake tensors (torch.utils.flop_counter FLOPs, bytes each kernel reads and "
@@ -98,17 +100,20 @@ def _tracer(model: LanguageModel, setup: Setup, layers: tuple[str, ...] | None) 
 
 
 def _count(tracer: StepTracer, run: Callable[[], Any]) -> tuple[OpCost, ...]:
-    from benchlib.predict.quantized import observe_dequantize, storage_bytes
+    from benchlib.predict.quantized import observe_dequantize
 
     counter = op_counter(tracer.language_model.experts_per_token)
     setup = tracer.setup
     dense_bytes = DTYPE_BYTES[setup.dtype]
 
-    def dequantized(out_features: int, in_features: int) -> None:
+    # FP8's, MXFP4's and GGUF's kernels read the packed weight at any number of tokens.
+    kind = PACKED if setup.weights in ("fp8", "mxfp4", *GGUF_FORMATS) else DEQUANTIZE
+
+    def dequantized(out_features: int, in_features: int, packed: int) -> None:
+        # ``packed``: the bytes the stand-in holds for this weight (GGUF's differ per tensor).
         elements = out_features * in_features
-        packed = sum(storage_bytes(out_features, in_features, setup.weights, setup.double_quant).values())
         counter.ops.append(
-            OpCost(DEQUANTIZE, "memory", 0, packed + elements * dense_bytes, setup.dtype, weight_elements=elements)
+            OpCost(kind, "memory", 0, packed + elements * dense_bytes, setup.dtype, weight_elements=elements)
         )
 
     with _quiet(), tracer.mode, counter, observe_dequantize(dequantized):
@@ -185,7 +190,14 @@ def max_concurrency(
 ) -> Concurrency:
     """From `benchlib fit`'s breakdown at batch 1: the tensor budget less the weights and one prefill's
     activations, over one sequence's KV cache."""
-    one = make_setup("inference", weights=setup.weights, dtype=setup.dtype, batch=1, seq_len=setup.seq_len)
+    one = make_setup(
+        "inference",
+        weights=setup.weights,
+        dtype=setup.dtype,
+        batch=1,
+        seq_len=setup.seq_len,
+        kv_cache=setup.kv_cache,
+    )
     breakdown = LLMPredictor(model, one, cache_dir).breakdown(setup.seq_len)
     budget = gpu_memory(gpu).tensor_budget
     free = budget - breakdown["weights"] - breakdown["activations"]
