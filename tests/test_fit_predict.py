@@ -188,6 +188,10 @@ def test_allowances_are_set_aside_before_the_tensors():
     assert abs(t4.on_device(t4.tensor_budget) - t4.usable_bytes) < 16
 
 
+def test_a_geforce_card_is_found_without_its_brand_as_help_writes_it():
+    assert find_gpu("RTX 4090").name == find_gpu("GeForce RTX 4090").name == "GeForce RTX 4090"
+
+
 @pytest.mark.parametrize(
     ("name", "message"), [("T5", "did you mean 'T4'"), ("TPU v3", "is a TPU, not a GPU"), ("H1OO", "unknown GPU")]
 )

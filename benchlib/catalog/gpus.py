@@ -422,6 +422,9 @@ def find_gpu(name: str, instead: str = "choose a GPU") -> AcceleratorSpec:
     and for a TPU says ``instead`` (what the command does instead).
     """
     spec = find_accelerator(name)
+    if spec is None and not name.strip().lower().startswith("geforce"):
+        # Readers write "RTX 4090", as --help's examples do; the specs keep NVIDIA's "GeForce RTX 4090".
+        spec = find_accelerator(f"GeForce {name.strip()}")
     if spec is not None and spec.kind == "gpu":
         return spec
     if spec is not None:
