@@ -161,7 +161,7 @@ def test_gguf_weights_are_llama_cpps_mix_over_the_models_depth(file_type, defaul
     linears |= {"ffn_down": (HIDDEN, FF)}
     # Norms stay in the compute dtype (bf16) and the rotary embedding's fp32 buffers stay as they are.
     setup = make_setup("inference", weights=file_type, seq_len=16)
-    kept = StepTracer(model, setup, 3).model.model.rotary_emb.buffers()
+    kept = StepTracer(model, setup, model.layer_kinds[:3]).model.model.rotary_emb.buffers()
     expected = 2 * (2 * LAYERS + 1) * HIDDEN + sum(b.numel() * b.element_size() for b in kept)
     # Untied token embeddings take the file's type; the output layer Q6_K (Q8_0 in a Q8_0 file).
     six = "Q8_0" if default == "Q8_0" else "Q6_K"
@@ -179,7 +179,7 @@ def test_tied_gguf_embeddings_are_stored_once_in_the_output_layers_type_and_read
 
     config = LlamaConfig(**{**tiny_llama().config.to_dict(), "tie_word_embeddings": True})
     model = LanguageModel("tied", "Tied", config=config)
-    tracer = StepTracer(model, make_setup("inference", weights="gguf-q4_k_m", seq_len=8), 3)
+    tracer = StepTracer(model, make_setup("inference", weights="gguf-q4_k_m", seq_len=8), model.layer_kinds[:3])
     q6 = table_bytes("Q6_K", VOCAB, HIDDEN)
     assert tracer.model.model.embed_tokens.packed.numel() == q6
     assert not list(tracer.model.lm_head.buffers())
@@ -245,7 +245,7 @@ def test_moe_experts_are_quantized_where_the_format_quantizes_them():
     # MXFP4: the experts alone; attention, router and embeddings stay bf16.
     assert weights(model, "mxfp4") == bf16 - 2 * dense + mxfp4
     # bitsandbytes replaces nn.Linear layers only: transformers 5's 3-D experts stay in the compute dtype.
-    tracer = StepTracer(model, make_setup("inference", weights="nf4", seq_len=8), 3)
+    tracer = StepTracer(model, make_setup("inference", weights="nf4", seq_len=8), model.layer_kinds[:3])
     kept = [p for n, p in tracer.model.named_parameters() if n.endswith(("experts.gate_up_proj", "experts.down_proj"))]
     assert len(kept) == 6 and all(str(p.dtype) == "torch.bfloat16" for p in kept)
     # GGUF quantizes the experts too: gate_up in the file's type, down_proj (rows of 128: no whole
@@ -264,21 +264,17 @@ def test_moe_experts_are_quantized_where_the_format_quantizes_them():
 def test_a_trace_reads_the_experts_packed_bytes_without_a_dense_copy():
     model = from_config(QWEN3_MOE)
     setup = make_setup("inference", weights="mxfp4", seq_len=16)
-    tracer = StepTracer(model, setup, 3)
+    tracer = StepTracer(model, setup, model.layer_kinds[:3])
     seen = []
     with observe_dequantize(lambda out, inp, packed: seen.append((out, inp, packed))):
         mxfp4 = tracer.peak(16)["prefill"]
     e, i, h = QWEN3_MOE["num_experts"], QWEN3_MOE["moe_intermediate_size"], QWEN3_MOE["hidden_size"]
     assert (e * 2 * i, h, sum(storage_bytes(2 * i, h, "mxfp4").values()) * e) in seen
     # The same activations as bf16: the fused kernels never hold a dequantized layer.
-    bf16 = StepTracer(model, make_setup("inference", seq_len=16), 3).peak(16)["prefill"]
+    bf16 = StepTracer(model, make_setup("inference", seq_len=16), model.layer_kinds[:3]).peak(16)["prefill"]
     assert mxfp4["activations"] == bf16["activations"]
 
 
-@pytest.mark.skip(
-    reason="gpt-oss doesn't trace yet: it has no sdpa attention and LanguageModel.build asks for sdpa "
-    "(eager attention for it is being added to build/trace_depths in a parallel change)"
-)
 def test_gpt_oss_mxfp4_end_to_end():
     model = from_config(GPT_OSS)
     assert weights(model, "mxfp4") < weights(model, "bf16") / 2
