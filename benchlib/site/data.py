@@ -27,7 +27,9 @@ from benchlib.site import notebook
 from benchlib.site.sources import MEASURE_ENV, load_site_results, requested_suite, stop_build_on_invalid_results
 from benchlib.workloads import PerDollar, Plot, Rate, Ratio, Relative, WorkRate, all_workloads, owner
 
-BUILD_MACHINE = "this build machine"
+# How pages name the machine that measured while the site was built: by what it did; its own label
+# beside this (CPU, GPU) says what it is.
+BUILD_MACHINE = "the machine that built this site"
 MEASURED = "measured"
 REPORTED = "reported"
 BUILD_MARK = "★ "
