@@ -7,6 +7,7 @@ sees it: its text, without scripts, styles or attributes.
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -32,9 +33,9 @@ INTERNAL_STRINGS = (
     ".venv",
     "site-packages",
 )
-# Folders the guide documents for readers (a platform's home folder), not the build machine's:
-# removed from the text before it is searched.
-PLATFORM_PATHS = ("/home/aistudio/", "/home/studio-lab-user")
+# Folders the guide documents for readers (a platform's home folder and what is under it), not the
+# build machine's: removed from the text before it is searched.
+PLATFORM_PATHS = re.compile(r"/home/(aistudio|studio-lab-user)\S*")
 
 _HIDDEN = {"script", "style", "template", "noscript"}
 
@@ -62,14 +63,11 @@ def visible_text(html: str) -> str:
     parser = _VisibleText()
     parser.feed(html)
     parser.close()
-    text = " ".join(parser.parts)
-    for path in PLATFORM_PATHS:
-        text = text.replace(path, "")
-    return text
+    return PLATFORM_PATHS.sub("", " ".join(parser.parts))
 
 
 def test_visible_text_skips_scripts_and_platform_paths() -> None:
-    html = '<p title="/work/x">Keep it under /home/aistudio/work.</p><script>"/work/"</script><p>Seed 003</p>'
+    html = '<p title="/work/x">Keep it under /home/aistudio/work/out.</p><script>"/work/"</script><p>Seed 003</p>'
     text = visible_text(html)
     assert "Seed 003" in text
     assert not any(s in text for s in ("/work/", "/home/"))
