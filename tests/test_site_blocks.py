@@ -142,8 +142,8 @@ def test_build_machine_rows_are_highlighted(results_dir, monkeypatch):
     monkeypatch.setenv(sources.MEASURE_ENV, "quick")
     monkeypatch.setattr(notebook, "this_machine", lambda suite: fresh)
     block = chart("matmul")
-    assert "★ local · Test CPU (CPU only) (the machine that built this site)" in block
-    assert "★ local · Test CPU (CPU only) (the machine that built this site) (2026-11-01, during this build)" in block
+    assert "★ local · Test CPU (CPU only) (built this site)" in block
+    assert "★ local · Test CPU (CPU only) (built this site) (2026-11-01, during this build)" in block
     assert "★ marks the machine that built this site" in block
 
 
