@@ -9,7 +9,7 @@ from site_samples import CPU, GPU, HOSTILE, sample_files, write_samples
 from benchlib.results.load import load_results
 from benchlib.results.store import write_results
 from benchlib.site.charts import BUILD_MARK, chart_spec, plotted_rows, value_text
-from benchlib.site.data import BUILD_MACHINE, MEASURED, REPORTED, chart_frames, derive
+from benchlib.site.data import BUILD_MACHINE, BUILD_SUBJECT, MEASURED, REPORTED, chart_frames, derive
 from benchlib.site.figures import chart
 from benchlib.workloads import charts
 
@@ -102,7 +102,7 @@ def test_build_machine_is_highlighted(samples):
     rows = chart_rows(annotate(samples, "matmul", build_files={build_file}))
     mine = rows[rows["file"] == build_file]
     assert set(mine["source"]) == {BUILD_MACHINE}
-    assert all(s.startswith(BUILD_MARK) and s.endswith(f"({BUILD_MACHINE})") for s in mine["subject"])
+    assert all(s.startswith(BUILD_MARK) and s.endswith(f"({BUILD_SUBJECT})") for s in mine["subject"])
     spec = chart_spec(rows, CHARTS["matmul"])
     weight = spec["layer"][0]["encoding"]["y"]["axis"]["labelFontWeight"]
     assert BUILD_MARK in weight["expr"] and "bold" in weight["expr"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 import threading
 from pathlib import Path
 
@@ -106,15 +107,16 @@ def test_under_mkdocs_serve_an_error_is_shown_rather_than_ending_the_rebuild_thr
         _stop("error: x")
 
 
-# A measuring notebook in miniature: it records each run, prints where it runs, and writes a complete
-# results file where $BENCHLIB_RESULTS_DIR says, as the real one's run cell does.
+# A measuring notebook in miniature: it records each run (in the project's root), prints where it runs,
+# and writes a complete results file where $BENCHLIB_RESULTS_DIR says, as the real one's run cell does.
 MEASURING_CELL = """import os
 from datetime import datetime, timezone
 from pathlib import Path
 from benchlib.results.schema import Machine, ResultsFile, Software
 from benchlib.results.store import write_results
-open('runs.txt', 'a').write('run\\n')
+open(Path(os.environ['MKDOCS_CONFIG_DIR']) / 'runs.txt', 'a').write('run\\n')
 print(os.getcwd())
+print(os.environ['BENCHLIB_RESULTS_DIR'])
 out = Path(os.environ['BENCHLIB_RESULTS_DIR']) / 'test-machine' / 'run.json'
 write_results(ResultsFile(run_id='run', created=datetime.now(timezone.utc), benchlib_version='0.1.0',
     methodology_version='1', suite='quick', complete=True, machine=Machine(id='test-machine', label='Test',
@@ -134,13 +136,17 @@ def project(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.mark.slow
-def test_the_notebook_measures_this_machine_in_its_folder_once_until_it_changes(project, monkeypatch):
+def test_the_notebook_measures_this_machine_in_the_temporary_folder_once_until_it_changes(project, monkeypatch):
     notebook = write_notebook(project / MEASURING_NOTEBOOK, new_code_cell(MEASURING_CELL))
-    folder = notebook.parent
+    folder = project
 
     first = notebook_page.this_machine("quick")
     executed = first.with_suffix(".ipynb")
-    assert nbformat.reads(executed.read_text(), as_version=4).cells[0].outputs[0]["text"].strip() == str(folder)
+    # The page shows no folder of the machine that built it: the kernel worked in the temporary
+    # folder, and the results folder is shown as a reader's own run writes it.
+    where, results = nbformat.reads(executed.read_text(), as_version=4).cells[0].outputs[0]["text"].split()
+    assert where == tempfile.gettempdir()
+    assert results == notebook_page.RESULTS_SHOWN_AS
     build_measurement.cache_clear()  # a new build process finds the run
     assert notebook_page.this_machine("quick") == first
     assert (folder / "runs.txt").read_text() == "run\n", "the second build used the cached run"
@@ -159,11 +165,12 @@ def test_with_a_measurement_the_page_shows_the_notebooks_own_run_and_measures_on
     monkeypatch.setenv(sources.MEASURE_ENV, "quick")
     page = notebook_markdown(MEASURING_NOTEBOOK)
     assert page.startswith("# Run\n\n```python\nimport os")
-    assert f"```text\n{project / 'docs' / 'notebooks'}\n```" in page, "the output of the build's own run"
+    shown = f"```text\n{tempfile.gettempdir()}\n{notebook_page.RESULTS_SHOWN_AS}\n```"
+    assert shown in page, "the output of the build's own run, with no folder of the machine that built it"
     from benchlib.site.data import site_data
 
     assert site_data().build_files == frozenset({str(notebook_page.this_machine("quick"))})
-    assert (project / "docs" / "notebooks" / "runs.txt").read_text() == "run\n", "the suite ran once for the build"
+    assert (project / "runs.txt").read_text() == "run\n", "the suite ran once for the build"
 
 
 def test_without_a_measurement_the_page_shows_the_cells_and_runs_nothing(monkeypatch):

@@ -142,9 +142,9 @@ def test_build_machine_rows_are_highlighted(results_dir, monkeypatch):
     monkeypatch.setenv(sources.MEASURE_ENV, "quick")
     monkeypatch.setattr(notebook, "this_machine", lambda suite: fresh)
     block = chart("matmul")
-    assert "★ local · Test CPU (CPU only) (this build machine)" in block
-    assert "★ local · Test CPU (CPU only) (this build machine) (2026-11-01, during this build)" in block
-    assert "★ marks this build machine" in block
+    assert "★ local · Test CPU (CPU only) (built this site)" in block
+    assert "★ local · Test CPU (CPU only) (built this site) (2026-11-01, during this build)" in block
+    assert "★ marks the machine that built this site" in block
 
 
 def test_measure_env_rejects_unknown_suites(monkeypatch):

@@ -82,7 +82,7 @@ def test_build_makes_the_site_twice_the_second_with_this_machine(project):
     run = run_snippet("build.sh", project)
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     results_page = (project / "site" / "benchmarks" / "results" / "index.html").read_text(encoding="utf-8")
-    assert "this build machine" in results_page
+    assert "the machine that built this site" in results_page
     assert (project / "site" / "notebooks" / "run-benchlib" / "index.html").is_file()
 
 

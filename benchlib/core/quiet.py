@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -34,11 +35,23 @@ _NOISE = re.compile(
     r"|E\d{4} .*(failed call to cuInit|Unable to register cu\w+ factory|computation placer already registered)"
 )
 
+# Python warnings that say nothing about a run. tqdm.auto, which frameworks import while a workload
+# loads, warns "IProgress not found" (with the path of tqdm in the virtualenv) in a Jupyter kernel
+# without ipywidgets, where it can't draw a widget progress bar; benchlib shows no progress bars.
+NOISY_WARNINGS = (r"IProgress not found",)
+
 
 def quiet_environment() -> None:
     """Set `FRAMEWORK_ENV` in this process (and so in the processes it starts), keeping the user's values."""
     for name, value in FRAMEWORK_ENV.items():
         os.environ.setdefault(name, value)
+    quiet_warnings()
+
+
+def quiet_warnings() -> None:
+    """Ignore `NOISY_WARNINGS` in this process: a notebook that runs benchlib shows no tqdm warning."""
+    for message in NOISY_WARNINGS:
+        warnings.filterwarnings("ignore", message=message)
 
 
 def is_noise(line: str) -> bool:

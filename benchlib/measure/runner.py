@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchlib.backends import DeviceUnavailable, FrameworkMissing
-from benchlib.core.quiet import drop_noise
+from benchlib.core.quiet import drop_noise, quiet_warnings
 from benchlib.measure.budget import STARTUP, STARTUP_GUESS_S, Estimate, TimeBudget, expected_duration, past_durations
 from benchlib.measure.conditions import ConditionsSampler, run_disturbed, run_gpu_index
 from benchlib.measure.telemetry import TelemetrySampler
@@ -464,6 +464,7 @@ def run_suite(
     `resume_run` can finish) and then once per workload: one rename each, which keeps a run on a
     slow mount like Google Drive cheap. ``isolate`` runs each workload in its own process.
     """
+    quiet_warnings()  # before a workload's framework imports tqdm.auto
     if isolate:
         _check_isolatable(workloads)
     resolve_device(device)

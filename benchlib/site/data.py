@@ -27,7 +27,11 @@ from benchlib.site import notebook
 from benchlib.site.sources import MEASURE_ENV, load_site_results, requested_suite, stop_build_on_invalid_results
 from benchlib.workloads import PerDollar, Plot, Rate, Ratio, Relative, WorkRate, all_workloads, owner
 
-BUILD_MACHINE = "this build machine"
+# How pages name the machine that measured while the site was built: by what it did; its own label
+# beside this (CPU, GPU) says what it is.
+BUILD_MACHINE = "the machine that built this site"
+# What its bars' labels add, short enough for a chart's axis.
+BUILD_SUBJECT = "built this site"
 MEASURED = "measured"
 REPORTED = "reported"
 BUILD_MARK = "★ "
@@ -205,7 +209,7 @@ def _subjects(frame: pd.DataFrame) -> list[str]:
         if source == REPORTED and REPORTED not in label.lower():
             label = f"{label} (reported)"
         if source == BUILD_MACHINE:
-            label = f"{BUILD_MARK}{label} ({BUILD_MACHINE})"
+            label = f"{BUILD_MARK}{label} ({BUILD_SUBJECT})"
         subjects.append(label)
     subjects_s = pd.Series(subjects, index=frame.index, dtype=object)
     # Two machines with one label (say, two Colab T4 hosts) must not share a band.

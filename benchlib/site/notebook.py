@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 import threading
 from pathlib import Path
 from typing import NoReturn
@@ -40,6 +41,9 @@ MEASURING_NOTEBOOK = "docs/notebooks/run-benchlib.ipynb"
 NOTEBOOK_SUITE = "quick"
 # Where the build's measurement through the notebook is kept: one folder per notebook version.
 CACHE = "build-measurement"
+# How the page shows that folder (the notebook prints the results file's path): as the folder a
+# reader's own run of the notebook writes to.
+RESULTS_SHOWN_AS = "~/benchlib-results"
 
 # The first kind a notebook output has, in this order, is what the page shows.
 SHOWN_KINDS = ("text/html", "image/svg+xml", "image/png", "image/jpeg", "text/markdown", "text/plain")
@@ -87,14 +91,17 @@ def read_notebook(notebook: Path):  # -> nbformat.NotebookNode (nbformat is a do
         _stop(f"error: {notebook} is not a notebook that can be read ({exc}); open it in Jupyter and save it again.")
 
 
-def run_notebook(notebook: Path, env: dict[str, str] | None = None):  # -> nbformat.NotebookNode
-    """``notebook`` with its outputs, run now top to bottom in its own folder (its kernel sees ``env``, else this process's)."""
+def run_notebook(notebook: Path, env: dict[str, str] | None = None, cwd: Path | None = None):  # -> NotebookNode
+    """``notebook`` with its outputs, run now top to bottom in ``cwd``, else its own folder.
+
+    Its kernel sees ``env``, else this process's environment.
+    """
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     nb = read_notebook(notebook)
-    client = NotebookClient(nb, resources={"metadata": {"path": str(notebook.parent)}})
+    client = NotebookClient(nb, resources={"metadata": {"path": str(cwd or notebook.parent)}})
     try:
         client.execute(env=env if env is not None else dict(os.environ))
     except NoSuchKernel as exc:
@@ -134,7 +141,10 @@ def measure_with_notebook(suite: str, out: Path) -> Path:
         if stale != out.parent:
             shutil.rmtree(stale, ignore_errors=True)
     notebook = _measuring_notebook()
-    nb = run_notebook(notebook, {**os.environ, "BENCHLIB_RESULTS_DIR": str(out)})
+    # The page shows this run's outputs: its kernel works in the temporary folder, not the checkout,
+    # so the probe's disk row names no folder of the machine that built the site.
+    nb = run_notebook(notebook, {**os.environ, "BENCHLIB_RESULTS_DIR": str(out)}, cwd=Path(tempfile.gettempdir()))
+    _hide_folder(nb, out, RESULTS_SHOWN_AS)
     written = []
     for path in out.glob("*/*.json"):
         try:
@@ -151,6 +161,24 @@ def measure_with_notebook(suite: str, out: Path) -> Path:
     path = max(written, key=lambda p: p.stat().st_mtime_ns)
     write_atomically(path.with_suffix(".ipynb"), nbformat.writes(nb))
     return path
+
+
+def _hide_folder(nb, folder: Path, shown_as: str) -> None:
+    """Write ``shown_as`` for ``folder`` in every output of ``nb``: its text, HTML and streams."""
+
+    def hide(value):
+        if isinstance(value, str):
+            return value.replace(str(folder), shown_as)
+        if isinstance(value, list):
+            return [hide(v) for v in value]
+        return value
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output["text"] = hide(output["text"])
+            for kind, value in output.get("data", {}).items():
+                output["data"][kind] = hide(value)
 
 
 def this_machine(suite: str) -> Path:

@@ -44,7 +44,7 @@ register(
     Workload(
         name=f"{NAME}_keras",
         framework="tensorflow",
-        description="Training samples/s and epoch time of the seeds' Fashion-MNIST CNN (Keras on TensorFlow, fp32).",
+        description="Training samples/s and epoch time of a 2018 Colab TPU article's Fashion-MNIST CNN (Keras on TensorFlow, fp32).",
         metric=THROUGHPUT,
         sizes=SIZES,
         run=run,

@@ -80,7 +80,7 @@ register(
     Workload(
         name="conv2d",
         framework="torch",
-        description="Forward time of the seeds' 5x5 stride-2 convolution, scaled to fit the device.",
+        description="Forward time of a 2018 Colab TPU article's 5x5 stride-2 convolution, scaled to fit the device.",
         metric=METRIC,
         sizes={
             "quick": {"scale": 0.125, "timer": {"warmup_s": 0.05, "max_time_s": 1.0, "min_samples": 3}},

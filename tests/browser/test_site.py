@@ -99,7 +99,7 @@ def test_this_build_machine_is_highlighted_in_the_drawn_chart(page, site_url):
     page.goto(urljoin(site_url, "benchmarks/results/"), wait_until="networkidle")
     wait_for_charts(page)
     star = page.locator("figure#chart-matmul .bench-chart__view .role-axis-label text", has_text="★").first
-    assert "this build machine" in star.text_content()
+    assert "built this site" in star.text_content()
     assert star.get_attribute("font-weight") == "bold"
 
 
