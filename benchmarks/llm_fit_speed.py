@@ -1,11 +1,11 @@
-"""How long does `benchlib fit` take to answer for an 8B model? (target: 10 s or less per prediction)
+"""How long does `benchlib fit` take to answer for a model? (target: 10 s or less per prediction, imports included)
 
 Each mode is predicted in a fresh process, as a reader's command runs, with no trace cache; the
 report splits the time into imports (torch and transformers; peft too for LoRA and QLoRA) and predicting (building
 the model at 3 and 4 layers, tracing and searching for the largest batch or context). Also
 prints a full-depth trace of one step for the same model, which reduced depth replaces.
 
-    python benchmarks/llm_fit_speed.py [--model llama-3.1-8b]
+    python benchmarks/llm_fit_speed.py [--model llama-3.3-70b] [--no-full-trace]
 """
 
 from __future__ import annotations
@@ -53,15 +53,20 @@ def run(model: str, mode: str, full: bool) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llama-3.1-8b")
+    parser.add_argument(
+        "--no-full-trace", action="store_true", help="skip the full-depth trace (minutes for a 70B model)"
+    )
     args = parser.parse_args()
     print(f"{args.model}, 2,048 tokens, on a T4; seconds")
-    print(f"{'mode':<10} {'imports':>8} {'predict':>8} {'total':>7}  target {TARGET_S:.0f} s for predict")
+    print(f"{'mode':<10} {'imports':>8} {'predict':>8} {'total':>7}  target {TARGET_S:.0f} s in all")
     for mode in ("inference", "train", "lora", "qlora"):
         t = run(args.model, mode, full=False)
-        verdict = "ok" if t["predict_s"] <= TARGET_S else "over"
+        verdict = "ok" if t["import_s"] + t["predict_s"] <= TARGET_S else "over"
         print(
             f"{mode:<10} {t['import_s']:>8.1f} {t['predict_s']:>8.1f} {t['import_s'] + t['predict_s']:>7.1f}  {verdict}"
         )
+    if args.no_full_trace:
+        return
     full = run(args.model, "qlora", full=True)
     print(f"one full-depth qlora trace at batch 1 instead: {full['predict_s']:.1f} s")
 
