@@ -109,7 +109,7 @@
       form.querySelector("label[for='" + ids.tokens + "']").textContent =
         mode === "inference" ? "Prompt length (tokens)" : "Sample length (tokens)";
       form.querySelector("label[for='" + ids.batch + "']").textContent =
-        gpu && gpu.count > 1 ? "Batch (per GPU)" : "Batch";
+        "Batch";
     }
 
     // why: text, or a list of text and nodes (a link).
@@ -157,7 +157,8 @@
           " on " + gpu.label);
         return;
       }
-      var perGpu = gpu.count > 1 ? " per GPU" : "";
+      // Two GPUs split the layers (device_map="auto"): a batch is the whole batch, through both.
+      var perGpu = gpu.count > 1 ? " (the layers split over " + gpu.count + " GPUs)" : "";
       var chosen, largestFact;
       if (task.axis === "tokens") {
         if (batch !== task.batch) {
@@ -192,7 +193,8 @@
       var peak = task.peak[model.key];
       var atSetup = "a " + tokenLength(task.seq_len) + (task.axis === "tokens" ? " prompt" : " sample") + ", batch " + task.batch;
       if (peak) {
-        var peakText = peak.text + " of tensors at " + atSetup + ", before the CUDA context (" + data.allowances.context +
+        var together = gpu.count > 1 ? ", all GPUs together" : "";
+        var peakText = peak.text + " of tensors at " + atSetup + together + ", before the CUDA context (" + data.allowances.context +
           ") and the allocator's " + data.allowances.overhead + ".";
         var yours = tokens === task.seq_len && batch === task.batch;
         facts.push(["peak", "Peak memory: " + peakText + (yours ? "" : " At your setting: not predicted (the table holds the peak at " + atSetup + " only)."),
