@@ -127,7 +127,8 @@ KINDS_OF_LAYERS = {
 
 
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.slow) if n.startswith("gemma3") else n for n in KINDS_OF_LAYERS]
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if "lora" in n or n.startswith("gemma3") else n for n in KINDS_OF_LAYERS],
 )
 def test_layers_of_different_kinds_extrapolate_per_kind_to_a_full_depth_trace(name):
     build, setup = KINDS_OF_LAYERS[name]
