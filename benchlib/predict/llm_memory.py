@@ -230,21 +230,17 @@ def _eight_bit_adam() -> type:
 _LAYER = re.compile(r"\.(?:layers|layer|h|blocks)\.(\d+)\.")
 
 
-def _experts_in_config(config: Any) -> int:
-    return next((int(n) for f in EXPERT_FIELDS if isinstance(n := getattr(config, f, None), int)), 0)
-
-
 def _layer_of(name: str) -> int | None:
     match = _LAYER.search(f".{name}.")
     return int(match.group(1)) if match else None
 
 
-def _quantize(model: Any, setup: Setup, layers: int | None = None) -> None:
+def _quantize(model: Any, setup: Setup, language_model: LanguageModel) -> None:
     """Swap linear layers for quantized stand-ins: LoRA's base layers too, never the adapters; and,
     where the format quantizes them, MoE experts (:func:`benchlib.predict.quantized.quantize_experts`),
     the token embeddings and the output layer (GGUF).
 
-    ``layers``: the model's real depth, which llama.cpp's GGUF recipe reads (None: the model's own).
+    ``language_model``: what ``model`` was built from; its real depth is what llama.cpp's GGUF recipe reads.
     """
     from torch import nn
 
@@ -259,14 +255,13 @@ def _quantize(model: Any, setup: Setup, layers: int | None = None) -> None:
 
     compute = torch_dtype(setup.dtype)
     gguf = setup.weights in GGUF_FORMATS
-    config = getattr(model, "config", None)
-    depth = layers or getattr(config, "num_hidden_layers", None) or 1
+    depth = language_model.depth or 1
     expert_modules = [
         (name, module)
         for name, module in model.named_modules()
         if name.split(".")[-1] == "experts" and expert_matrices(module)
     ]
-    n_experts = _experts_in_config(config)
+    n_experts = language_model.experts or 0
     if expert_modules and not n_experts and setup.weights in ("fp8", "mxfp4", *GGUF_FORMATS):
         raise ValueError(
             f"--weights {setup.weights}: the model has MoE experts but its config gives none of "
@@ -389,7 +384,7 @@ class StepTracer:
             if setup.mode in ("lora", "qlora"):
                 self._add_adapters()
             if setup.weights in QUANTIZED_WEIGHTS:
-                _quantize(self.model, setup, model.depth)
+                _quantize(self.model, setup, model)
             if setup.mode == "qlora":
                 # peft's prepare_model_for_kbit_training, which QLoRA recipes call: every parameter
                 # that is not quantized (embeddings, norms, the output layer) is cast to fp32.
