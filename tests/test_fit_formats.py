@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import typer
+from fit_cli import invoke
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
-from typer.testing import CliRunner
 
 from benchlib.catalog.language_models import LanguageModel
-from benchlib.cli.fit import fit
 from benchlib.predict.llm_memory import WEIGHTS, LLMPredictor, StepTracer, make_setup
 from benchlib.predict.quantized import observe_dequantize, storage_bytes
 from benchlib.predict.weight_formats import (
@@ -327,17 +325,6 @@ def test_setups_name_the_format_problem():
 )
 def test_compute_capability_follows_the_architecture(architecture, capability):
     assert compute_capability(architecture) == capability
-
-
-def command() -> typer.Typer:
-    app = typer.Typer()
-    app.command("fit")(fit)
-    app.command("unused")(lambda: None)
-    return app
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(command(), ["fit", *args])
 
 
 @pytest.fixture

@@ -6,11 +6,9 @@ import json
 import textwrap
 
 import pytest
-import typer
-from typer.testing import CliRunner
+from fit_cli import invoke
 
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
-from benchlib.cli.fit import fit
 from benchlib.core.units import GIB
 from benchlib.predict.llm_memory import BASE_LAYERS, LLMPredictor, StepTracer, make_setup
 from benchlib.predict.memory import memory_limit
@@ -275,17 +273,6 @@ def test_an_8b_model_is_about_16_gb_in_bf16_and_a_quarter_of_that_in_nf4():
 
 
 # ----------------------------------------------------------------------------- the command
-
-
-def command() -> typer.Typer:
-    app = typer.Typer()
-    app.command("fit")(fit)
-    app.command("unused")(lambda: None)
-    return app
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(command(), ["fit", *args])
 
 
 def tiny_config(tmp_path, **fields) -> str:

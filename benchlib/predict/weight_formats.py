@@ -33,7 +33,9 @@ FP8_BLOCK = 128
 MX_BLOCK = 32
 # llama.cpp's file types (llama_ftype) -> the ggml type most tensors get (llama_ftype_get_default_type).
 GGUF_FORMATS = {"gguf-q4_k_m": "Q4_K", "gguf-q5_k_m": "Q5_K", "gguf-q8_0": "Q8_0"}
-# The GPUs' compute capability, from the architecture the specs name (``Ampere GA100`` -> 8.0).
+# The GPUs' compute capability, from the architecture the specs name (``Ampere GA100`` -> 8.0), as
+# NVIDIA lists them at https://developer.nvidia.com/cuda-gpus; the chips that
+# differ from their architecture's usual figure follow.
 _CAPABILITY = {
     "Kepler": (3, 7),
     "Maxwell": (5, 2),
