@@ -81,6 +81,9 @@ def train(argv: list[str] | None = None) -> None:
         write_report(WorkerSkipped(engine="tf", message=str(exc)), args.out)
         return
 
+    # Seeded, as the torch and JAX workers are: the same start at every world size, and a loss
+    # drop the report can be checked on rather than one that depends on the draw.
+    keras.utils.set_random_seed(0)
     replicas = strategy.num_replicas_in_sync
     global_batch = size.per_device_batch * replicas
     images, labels = fashion_mnist.synthetic(global_batch)
