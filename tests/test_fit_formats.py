@@ -450,3 +450,15 @@ def test_the_extrapolation_from_two_depths_still_equals_a_full_depth_trace(confi
     setup = make_setup("inference", seq_len=32, **kwargs)
     phases = StepTracer(model, setup, None).peak(32)
     assert LLMPredictor(model, setup).breakdown(32) == max(phases.values(), key=lambda kinds: kinds["total"])
+
+
+@pytest.mark.slow
+def test_a_gguf_model_splits_over_two_gpus(llama_json):
+    # The split reads the embeddings' stored bytes: a GGUF embedding holds packed rows, no weight.
+    args = ("--model", llama_json, "--gpu", "T4", "--weights", "gguf-q4_k_m", "--seq-len", "64", "--json")
+    one = json.loads(invoke(*args).stdout)
+    result = invoke(*args, "--gpus", "2")
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    two = json.loads(result.stdout)
+    assert len(two["per_gpu"]) == 2 and two["peak_bytes"] == max(two["per_gpu"])
+    assert two["tensor_peak_bytes"] < one["tensor_peak_bytes"]

@@ -774,11 +774,13 @@ class LLMPredictor:
         return peaks
 
     def _embedding_bytes(self) -> int:
-        """The input embeddings' weights, and in full fine-tuning their gradient and AdamW's two moments."""
-        tracer = self._tracers[self.plan.layers[0]]
-        weight = tracer.model.get_input_embeddings().weight
+        """The input embeddings' stored bytes (a GGUF file's packed rows are a buffer), and in full
+        fine-tuning their gradient and AdamW's two moments."""
+        embedding = self._tracers[self.plan.layers[0]].model.get_input_embeddings()
         copies = 4 if self.setup.mode == "train" else 1
-        return copies * weight.numel() * weight.element_size()
+        trained = sum(p.numel() * p.element_size() for p in embedding.parameters() if p.requires_grad)
+        stored = sum(t.numel() * t.element_size() for t in (*embedding.parameters(), *embedding.buffers()))
+        return stored + (copies - 1) * trained
 
     def peak(self, size: int) -> int:
         """The tensor peak at ``size``: of the whole model on one GPU, of the fullest GPU when split."""
