@@ -314,6 +314,28 @@ def test_two_gpus_split_the_layers_and_answer_for_the_fullest(tmp_path, mode):
     assert "layers split over 2 GPUs" in two["method"]
 
 
+@pytest.mark.parametrize("mode", ["inference", pytest.param("lora", marks=pytest.mark.slow)])
+def test_data_parallel_puts_the_whole_model_on_each_gpu(tmp_path, mode):
+    config = tiny_config(tmp_path, num_hidden_layers=8)
+    flags = ["--model", config, "--gpu", "T4", "--mode", mode, "--seq-len", "256", "--json"]
+    one = json.loads(invoke(*flags).stdout)
+    result = invoke(*flags, "--gpus", "2", "--parallel", "data")
+    assert result.exit_code == 0, result.output
+    two = json.loads(result.stdout)
+    # Each GPU runs the one-GPU step; training adds DDP's own copy of the (adapters') gradients.
+    buckets = two["breakdown"]["gradient_buckets"]
+    assert buckets == (one["breakdown"]["gradients"] if mode == "lora" else 0)
+    assert two["tensor_peak_bytes"] == one["tensor_peak_bytes"] + buckets
+    assert two["per_gpu"] == [two["peak_bytes"]] * 2 and two["parallel"] == "data"
+    assert "data parallel" in two["method"] and two["largest_" + one["searched"]] <= one["largest_" + one["searched"]]
+
+
+def test_parallel_names_its_choices(tmp_path):
+    result = invoke("--model", tiny_config(tmp_path), "--gpu", "T4", "--gpus", "2", "--parallel", "pipeline")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--parallel 'pipeline': choose layers or data" in " ".join(result.output.split())
+
+
 @pytest.mark.slow
 def test_fit_answers_for_a_shipped_model_as_json():
     result = invoke("--model", "qwen2.5-0.5b", "--mode", "qlora", "--gpu", "T4", "--seq-len", "512", "--json")

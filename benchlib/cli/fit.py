@@ -106,18 +106,28 @@ def fit(
         int,
         typer.Option(
             "--gpus",
-            help='Language models: split the layers over this many GPUs, as device_map="auto" does '
-            "(Kaggle's two T4s: --gpus 2); the answer is the fullest GPU's.",
+            help="Language models: this many GPUs, sharing the work as --parallel says (Kaggle's two "
+            "T4s: --gpus 2); the answer is the fullest GPU's.",
         ),
     ] = 1,
+    parallel: Annotated[
+        str,
+        typer.Option(
+            "--parallel",
+            help='With --gpus: layers (split the layers in order, as device_map="auto" does) or data '
+            "(a whole copy on each GPU, as DDP and accelerate launch do; --batch and the largest batch "
+            "are per GPU, and training adds DDP's gradient buckets).",
+        ),
+    ] = "layers",
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict peak memory and the largest batch (or, for inference, context) that fits, without a GPU."""
     from benchlib.models.trainable import MODELS
 
     if model in MODELS:
-        if gpus != 1:
-            raise usage_error(f"--gpus {gpus}: splitting layers over GPUs applies to language models, not {model}")
+        if gpus != 1 or parallel != "layers":
+            flag = f"--gpus {gpus}" if gpus != 1 else f"--parallel {parallel}"
+            raise usage_error(f"{flag}: sharing work over GPUs applies to language models, not {model}")
         _fit_builtin(
             model,
             gpu,
@@ -152,6 +162,7 @@ def fit(
             input,
             memory_limit,
             gpus,
+            parallel,
             as_json,
         )
 
@@ -259,6 +270,7 @@ def _fit_language_model(
     input: str | None,
     memory_limit: str | None,
     gpus: int,
+    parallel: str,
     as_json: bool,
 ) -> None:
     from benchlib.catalog.gpus import UnknownGPU
@@ -294,7 +306,9 @@ def _fit_language_model(
             kv_cache=kv_cache,
         )
         traced, note = runs_as(setup, spec)
-        prediction = predict_llm(language_model, traced, device, cache_dir=cache_folder("fit-llm"), gpus=gpus)
+        prediction = predict_llm(
+            language_model, traced, device, cache_dir=cache_folder("fit-llm"), gpus=gpus, parallel=parallel
+        )
         prediction.note = note
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
@@ -390,13 +404,16 @@ def _print_llm_prediction(p: LLMPrediction, title: str) -> None:
         ("optimizer_state", "optimizer state"),
         ("activations", "activations"),
         ("kv_cache", "KV cache"),
+        ("gradient_buckets", "DDP gradient buckets"),
         ("cuda_context", "CUDA context"),
         ("allocator", f"allocator ({d.overhead:.0%})"),
     ):
-        if breakdown[kind]:
+        if breakdown.get(kind):
             table.add_row(f"  {label}", format_bytes(breakdown[kind]))
     verdict = "[green]fits[/]" if p.fits else "[red]does not fit[/]"
-    if p.gpus > 1:
+    if p.gpus > 1 and p.parallel == "data":
+        table.add_row(f"at {_at_text(s)} on each", f"{format_bytes(p.peak_bytes)} on each of {p.gpus} GPUs: {verdict}")
+    elif p.gpus > 1:
         table.add_row(f"on each of {p.gpus} GPUs", ", ".join(format_bytes(b) for b in p.per_gpu))
         table.add_row(f"at {_at_text(s)}", f"{format_bytes(p.peak_bytes)} on the fullest GPU: {verdict}")
     else:
@@ -408,6 +425,8 @@ def _print_llm_prediction(p: LLMPrediction, title: str) -> None:
         table.add_row(f"longest context (batch {s.batch})", answer)
     else:
         answer = str(p.largest) if p.largest else "none: a batch of 1 does not fit"
+        if p.largest and p.gpus > 1 and p.parallel == "data":
+            answer += f" per GPU, {p.largest * p.gpus} in all"
         table.add_row(f"largest batch ({s.seq_len} tokens)", answer)
     table.add_row("how", f"{p.method}; {p.seconds:.1f} s; " + ", ".join(f"{k} {v}" for k, v in p.versions.items()))
     console.print(table)

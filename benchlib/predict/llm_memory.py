@@ -69,6 +69,8 @@ DEFAULT_LORA_TARGETS = "all-linear"
 # The decoder layers of the smallest model a reduced trace builds: enough for each phase's peak to
 # settle at the same point as layers are added (see the module's docstring).
 BASE_LAYERS = 3
+# How --gpus N share the work: split the layers (device_map="auto"), or a whole copy on each (DDP).
+PARALLEL = ("layers", "data")
 # bitsandbytes' 8-bit optimizers keep each state in one byte per value with an fp32 maximum per
 # block of 256 values (``bitsandbytes.optim`` block-wise quantization).
 EIGHT_BIT_BLOCK = 256
@@ -334,29 +336,32 @@ def _quantize(model: Any, setup: Setup, language_model: LanguageModel) -> None:
 
 
 @cache
-def _fp16_experts_on_cpu_fall_back() -> None:
-    """Send fp16 MoE experts on the CPU (where traces run) to transformers' own grouped-matmul fallback.
+def _experts_on_cpu_fall_back() -> None:
+    """Send fp16 and fp32 MoE experts on the CPU (where traces run) to transformers' own grouped-matmul fallback.
 
-    transformers picks ``torch.nn.functional.grouped_mm`` for a MoE layer's experts, but on the
-    CPU torch refuses it in fp16, and would in a fake trace too; the fallback op computes the same
-    tensors (transformers registers their shapes for fake tensors), as the GPU's kernel does. A real
-    CPU run in fp16 would fail the same way, so nothing that works changes.
+    transformers picks ``torch.nn.functional.grouped_mm`` for a MoE layer's experts, but torch's
+    grouped_mm takes bf16 only on the CPU (fp16 and fp32 are refused, in a fake trace too): fp16
+    experts run inference on a T4, and fp32 ones train (full fine-tuning's fp32 weights, QLoRA's
+    experts, which bitsandbytes leaves unquantized and peft casts to fp32). The fallback op computes
+    the same tensors (transformers registers their shapes for fake tensors), as the GPU's kernel
+    does; a real CPU run in these dtypes would fail the same way, so nothing that works changes.
     """
     try:
         from transformers.integrations import moe
     except ImportError:
         return
     can_use = getattr(moe, "_can_use_grouped_mm", None)
-    if can_use is None:
+    if can_use is None or getattr(can_use, "benchlib_fallback", False):
         return
 
     def can_use_grouped_mm(input: Any, weight: Any, offs: Any) -> bool:
         import torch
 
-        if weight.device.type == "cpu" and torch.float16 in (input.dtype, weight.dtype):
+        if weight.device.type == "cpu" and weight.dtype != torch.bfloat16:
             return False
         return can_use(input, weight, offs)
 
+    can_use_grouped_mm.benchlib_fallback = True  # type: ignore[attr-defined]
     moe._can_use_grouped_mm = can_use_grouped_mm
 
 
@@ -373,7 +378,7 @@ class StepTracer:
 
         self.setup, self.language_model = setup, model
         self.mode = FakeTensorMode(allow_non_fake_inputs=True)
-        _fp16_experts_on_cpu_fall_back()
+        _experts_on_cpu_fall_back()
         float_weights = setup.weights if setup.weights in COMPUTE_DTYPES else setup.dtype
         # Built on the meta device, where peft and the stand-ins can move and cast tensors
         # freely; then given fake storage for the trace.
@@ -616,19 +621,23 @@ class LLMPrediction:
     traces: dict[int, int] = field(default_factory=dict)
     gpus: int = 1
     per_gpu: list[int] = field(default_factory=list)
+    # How the GPUs share the work: "layers" (device_map="auto") or "data" (a copy on each, DDP).
+    parallel: str = "layers"
     # What a reader should know about the format on this GPU (e.g. transformers dequantizes it), or None.
     note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["device"]["tensor_budget"] = self.device.tensor_budget
-        # The whole model's memory by kind, on all its GPUs; per_gpu has each GPU's peak.
-        contexts = self.device.context_bytes * self.gpus
-        if self.gpus > 1:
+        # The whole model's memory by kind, on all its GPUs (data parallel: on each, as every GPU
+        # holds the same); per_gpu has each GPU's peak.
+        contexts = self.device.context_bytes * (self.gpus if self.parallel == "layers" else 1)
+        if self.gpus > 1 and self.parallel == "layers":
             allocator = sum(self.per_gpu) - contexts - sum(self.breakdown.values())
         else:
             allocator = self.peak_bytes - self.tensor_peak_bytes - contexts
-            out.pop("per_gpu")
+            if self.gpus == 1:
+                out.pop("per_gpu")
         out["breakdown"] = {**self.breakdown, "cuda_context": contexts, "allocator": allocator}
         out[f"largest_{self.searched}"] = out.pop("largest")
         return out
@@ -676,13 +685,20 @@ class LLMPredictor:
     searched), the depth and the versions of torch, transformers, peft and benchlib.
     """
 
-    def __init__(self, model: LanguageModel, setup: Setup, cache_dir: Path | None = None, gpus: int = 1) -> None:
-        """``gpus``: GPUs the decoder layers are split over, as ``device_map="auto"`` does."""
+    def __init__(
+        self, model: LanguageModel, setup: Setup, cache_dir: Path | None = None, gpus: int = 1, parallel: str = "layers"
+    ) -> None:
+        """``gpus``: GPUs the decoder layers are split over, as ``device_map="auto"`` does (``parallel``
+        "layers"), or that each hold the whole model and their own batch (``parallel`` "data", DDP)."""
         if gpus < 1:
             raise ValueError(f"--gpus {gpus}: give 1 or more GPUs")
-        self.model, self.setup, self.gpus = model, setup, gpus
+        if parallel not in PARALLEL:
+            raise ValueError(f"--parallel {parallel!r}: choose {' or '.join(PARALLEL)}")
+        self.model, self.setup, self.gpus, self.parallel = model, setup, gpus, parallel
+        # Data parallel: each GPU runs the one-GPU step, so the traces are the one-GPU traces.
+        split = gpus if parallel == "layers" else 1
         self.plan = model.trace_plan(BASE_LAYERS)
-        if gpus > 1 and not self.plan.reduced:
+        if split > 1 and not self.plan.reduced:
             raise ValueError(
                 f"--gpus {gpus}: splitting {model.title} needs what each layer adds, which its traces at full "
                 f"depth don't give ({model.depth or 'unknown'} layers); predict it on one GPU"
@@ -697,7 +713,7 @@ class LLMPredictor:
             "versions": self.versions,
             "code": code_digest(),
             "cache": CACHE_VERSION,
-        } | ({"gpus": gpus} if gpus > 1 else {})
+        } | ({"gpus": split} if split > 1 else {})
         digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:16]
         self.cache = cache_dir / f"{model.name.replace('/', '_')}_{setup.mode}_{digest}.json" if cache_dir else None
         self.traces: dict[int, dict[str, int]] = read_traces(self.cache) if self.cache else {}
@@ -705,9 +721,9 @@ class LLMPredictor:
         self._tracers: dict[tuple[str, ...] | None, StepTracer] = {}
         self._traced: dict[tuple[tuple[str, ...] | None, int], dict[str, dict[str, int]]] = {}
 
-    def split(self, gpus: int) -> LLMPredictor:
-        """This model and setup with the layers split over ``gpus`` GPUs, reusing the traces made so far."""
-        other = LLMPredictor(self.model, self.setup, self.cache_dir, gpus)
+    def split(self, gpus: int, parallel: str = "layers") -> LLMPredictor:
+        """This model and setup on ``gpus`` GPUs (``parallel`` as `__init__`), reusing the traces made so far."""
+        other = LLMPredictor(self.model, self.setup, self.cache_dir, gpus, parallel)
         other._tracers, other._traced = self._tracers, self._traced
         return other
 
@@ -737,7 +753,7 @@ class LLMPredictor:
                 for phase in traced[0]
             }
             self.traces[size] = max(phases.values(), key=lambda kinds: kinds["total"])
-            if self.gpus > 1:
+            if self.gpus > 1 and self.parallel == "layers":
                 self.traces[size] |= {f"gpu{i}": peak for i, peak in enumerate(self._per_gpu(traced))}
             if self.cache:
                 write_traces(self.cache, self.key, self.traces)
@@ -785,9 +801,18 @@ class LLMPredictor:
     def peak(self, size: int) -> int:
         """The tensor peak at ``size``: of the whole model on one GPU, of the fullest GPU when split."""
         traced = self.breakdown(size)
+        if self.parallel == "data":
+            return traced["total"] + self._gradient_buckets(traced)
         if self.gpus == 1:
             return traced["total"]
         return max(traced[f"gpu{i}"] for i in range(self.gpus))
+
+    def _gradient_buckets(self, traced: dict[str, int]) -> int:
+        """Data parallel, training: DDP's reducer keeps its own flat copy of every gradient in its
+        all-reduce buckets; ``gradient_as_bucket_view=False`` is torch's default and accelerate's
+        (https://docs.pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html:
+        setting it True saves "the total gradients size")."""
+        return traced["gradients"] if self.gpus > 1 and self.setup.trains else 0
 
     def method(self) -> str:
         return f"one step traced with FakeTensorMode + MemTracker {self.plan.describe(self.model.depth)}"
@@ -807,9 +832,13 @@ class LLMPredictor:
             limit=self.limit(),
             verify=verify,
         )
-        per_gpu = [at.pop(f"gpu{i}") for i in range(self.gpus)] if self.gpus > 1 else []
-        at.pop("total")
         tensor_peak = self.peak(size)
+        if self.parallel == "data":
+            at["gradient_buckets"] = self._gradient_buckets(at)
+            per_gpu = [tensor_peak] * self.gpus if self.gpus > 1 else []
+        else:
+            per_gpu = [at.pop(f"gpu{i}") for i in range(self.gpus)] if self.gpus > 1 else []
+        at.pop("total")
         return LLMPrediction(
             model=self.model.name,
             setup=self.setup,
@@ -821,13 +850,21 @@ class LLMPredictor:
             searched=self.searched,
             largest=largest,
             limit=self.limit(),
-            method=self.method() + (f"; layers split over {self.gpus} GPUs in order" if self.gpus > 1 else ""),
+            method=self.method() + self._parallel_text(),
             seconds=time.perf_counter() - started,
             versions=self.versions,
             traces={s: self.peak(s) for s in sorted(self.traces)},
             gpus=self.gpus,
             per_gpu=[device.on_device(p) for p in per_gpu],
+            parallel=self.parallel,
         )
+
+    def _parallel_text(self) -> str:
+        if self.gpus == 1:
+            return ""
+        if self.parallel == "layers":
+            return f"; layers split over {self.gpus} GPUs in order"
+        return f"; data parallel: each of {self.gpus} GPUs holds the whole model and runs its own batch"
 
 
 def predict_llm(
@@ -838,7 +875,8 @@ def predict_llm(
     cache_dir: Path | None = None,
     verify: bool = True,
     gpus: int = 1,
+    parallel: str = "layers",
 ) -> LLMPrediction:
-    """Predict the peak memory of ``model`` run as ``setup`` on ``device`` (``gpus`` of them, the
-    layers split), and the largest batch or context."""
-    return LLMPredictor(model, setup, cache_dir, gpus).predict(device, verify=verify)
+    """Predict the peak memory of ``model`` run as ``setup`` on ``device`` (``gpus`` of them, sharing
+    the work as ``parallel`` says), and the largest batch or context (data parallel: per GPU)."""
+    return LLMPredictor(model, setup, cache_dir, gpus, parallel).predict(device, verify=verify)
