@@ -453,6 +453,18 @@ def test_id_and_label_for_kaggle_2x_t4() -> None:
     assert machine_id(*_kaggle_2x_t4(free_gib=3, uuids=("GPU-c", "GPU-d"))) == ident
     one_gpu = Accelerators(nvidia=accelerators.nvidia[:1])
     assert machine_id(platform, host_info, one_gpu) != ident
+    l4s = Accelerators(nvidia=[gpu.model_copy(update={"name": "NVIDIA L4"}) for gpu in accelerators.nvidia])
+    assert machine_id(platform, host_info, l4s) != ident
+
+
+def test_two_cpus_of_one_name_with_different_flags_get_different_ids() -> None:
+    # Cloud hosts name both "AMD EPYC"; only one has avx512_bf16, and its bf16 matmul is 300x faster.
+    platform = PlatformInfo(name="local")
+    flags = ["avx", "avx2", "fma", "avx512f"]
+    without = HostInfo(cpu=CPUInfo(model="AMD EPYC", logical_cores=2, flags=flags))
+    with_bf16 = HostInfo(cpu=CPUInfo(model="AMD EPYC", logical_cores=2, flags=[*flags, "avx512_bf16"]))
+    assert machine_id(platform, without, Accelerators()) != machine_id(platform, with_bf16, Accelerators())
+    assert machine_id(platform, without, Accelerators()) == machine_id(platform, without, Accelerators())
 
 
 def test_label_for_cpu_only_and_tpu() -> None:

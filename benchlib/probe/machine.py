@@ -66,13 +66,24 @@ def machine_id(platform: PlatformInfo, host: HostInfo, accelerators: Accelerator
     """``<platform>-<accelerator or cpu>-<8 hex>``: the hash covers the hardware, so it stays put across runs.
 
     UUIDs, free memory and software versions are left out on purpose: two Colab sessions on a T4
-    are the same kind of machine, and results from both belong together.
+    are the same kind of machine, and results from both belong together. The CPU's flags are in:
+    two CPUs of one name (cloud hosts say only "AMD EPYC") with and without ``avx512_bf16``
+    measured bf16 matmuls 300x apart, and shared an id until the flags joined the hash. Files
+    written before keep the id they were written with.
     """
     names = accelerator_names(accelerators)
     cpu = host.cpu
     memory_gib = round(host.memory_total_bytes / GIB) if host.memory_total_bytes else None
     fingerprint = "|".join(
-        str(part) for part in (platform.name, ",".join(sorted(names)), cpu.model, cpu.logical_cores, memory_gib)
+        str(part)
+        for part in (
+            platform.name,
+            ",".join(sorted(names)),
+            cpu.model,
+            cpu.logical_cores,
+            memory_gib,
+            ",".join(sorted(cpu.flags)),
+        )
     )
     digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:8]
     if names:
