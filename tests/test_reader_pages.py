@@ -86,3 +86,13 @@ def test_no_page_shows_internal_notes_or_local_paths(site_build) -> None:
                 around = " ".join(text[max(0, at - 60) : at + len(string) + 60].split())
                 found.append(f"{page.relative_to(folder)}: {string!r} in “…{around}…”")
     assert not found, "pages show internal notes or local paths:\n" + "\n".join(found)
+
+
+def test_every_page_says_the_day_it_was_built(site_build) -> None:
+    from benchlib.core.freshness import build_date
+
+    folder: Path = site_build("mkdocs").folder
+    pages = [p for p in sorted(folder.rglob("*.html")) if p.name != "404.html"]
+    built = f"Page built on {build_date().isoformat()}."
+    missing = [str(p.relative_to(folder)) for p in pages if built not in visible_text(p.read_text(encoding="utf-8"))]
+    assert pages and not missing, f"pages without “{built}”: {missing}"

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import jinja2
 from markupsafe import Markup
 
-from benchlib.core.freshness import is_stale, stale_text
+from benchlib.core.freshness import STALE_AFTER_MONTHS, build_date, is_stale, stale_text
 from benchlib.site.charts import value_text
 from benchlib.site.sources import building_with_zensical
 
@@ -95,3 +95,8 @@ def render(template: str, **context: Any) -> str:
     """
     html = environment().get_template(template).render(**context)
     return Markup(" ".join(line.strip() for line in html.splitlines() if line.strip()))
+
+
+def build_stamp() -> str:
+    """Every page's last line: the build date, the day the staleness marks count from."""
+    return render("built.html", day=build_date().isoformat(), months=STALE_AFTER_MONTHS)
