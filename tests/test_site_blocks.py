@@ -143,7 +143,7 @@ def test_build_machine_rows_are_highlighted(results_dir, monkeypatch):
     monkeypatch.setattr(notebook, "this_machine", lambda suite: fresh)
     block = chart("matmul")
     assert "★ local · Test CPU (CPU only) (built this site)" in block
-    assert "★ local · Test CPU (CPU only) (built this site) (2026-11-01, during this build)" in block
+    assert "★ local · Test CPU (CPU only) (built this site) (2026-11-01, while this site was built)" in block
     assert "★ marks the machine that built this site" in block
 
 

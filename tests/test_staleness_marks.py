@@ -67,7 +67,7 @@ EXEMPT = {
     "workloads_table": "methodology, no dates",
     "suite_params_table": "methodology, no dates",
     "params_line": "methodology, no dates",
-    "SEED_SHAPE": "the conv2d workload's shape that params_line shows, not a block",
+    "FULL_SHAPE": "the conv2d workload's shape that params_line shows, not a block",
     "versions": "methodology, no dates",
     "fit_table": "benchlib's own predictions, dated and versioned by the committed table",
     "assumptions": "benchlib's own predictions, dated and versioned by the committed table",

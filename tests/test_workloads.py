@@ -6,7 +6,7 @@ import pytest
 
 from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, UnknownWorkload, all_workloads, get
-from benchlib.workloads.conv2d import SEED_SHAPE, shape_for
+from benchlib.workloads.conv2d import FULL_SHAPE, shape_for
 
 CORE = ["matmul", "conv2d", "bandwidth"]
 
@@ -49,7 +49,7 @@ def test_matmul_reports_fp32_and_bf16_on_cpu(machine):
 
 
 def test_conv2d_scale_one_is_the_seeds_operation():
-    assert shape_for(1.0) == SEED_SHAPE
+    assert shape_for(1.0) == FULL_SHAPE
     small = shape_for(0.125)
     assert (small["batch"], small["side"], small["filters"], small["kernel"]) == (16, 32, 256, 5)
 

@@ -52,7 +52,7 @@ def _software(row: pd.Series) -> str:
 def _when(group: pd.DataFrame) -> str:
     dates = sorted(set(group["date"]))
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
-    return when + (", during this build" if (group["source"] == BUILD_MACHINE).any() else "")
+    return when + (", while this site was built" if (group["source"] == BUILD_MACHINE).any() else "")
 
 
 def provenance(rows: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
