@@ -114,3 +114,20 @@ def test_notebook_page_has_output_and_a_self_hosted_colab_badge(page, page_log, 
     assert img.evaluate("i => i.complete && i.naturalWidth > 0")
     assert "measurements in" in page.locator("article").inner_text()  # the executed run printed its summary
     assert not page_log.blocked_requests and not page_log.console_errors
+
+
+def test_the_home_page_answers_the_three_questions_first(page, site_url):
+    page.goto(site_url, wait_until="networkidle")
+    opening = page.locator("article p").first.inner_text()
+    assert all(kind in opening for kind in ("measured", "reported", "predicted"))
+    cards = page.locator(".grid.cards > ul > li")
+    assert cards.count() == 3
+    targets = [cards.nth(i).locator("a").last.get_attribute("href") for i in range(3)]
+    for target, page_name in zip(targets, ("platforms/", "gpus/can-i-run-it/", "gpus/buying-guide/"), strict=True):
+        assert urlparse(urljoin(page.url, target)).path.endswith("/" + page_name), targets
+    page.locator(".tabbed-labels label", has_text="I want to rent or buy a GPU").click()
+    tab = page.locator(".tabbed-block").filter(has_text="buying guide").first
+    links = [urlparse(urljoin(page.url, a.get_attribute("href"))).path for a in tab.locator("a").all()]
+    assert any(p.endswith("/gpus/buying-guide/") for p in links) and any(
+        p.endswith("/gpus/can-i-run-it/") for p in links
+    )
