@@ -9,6 +9,7 @@ from datetime import date, datetime, timezone
 from html import unescape
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -332,3 +333,40 @@ def test_page_calls_only_existing_blocks_and_types_no_numbers():
         r"ResNet-50|GPT-2|ViT-B/16|fp16|fp32", "", prose, flags=re.IGNORECASE
     )  # names, not figures (FP32 too)
     assert not re.search(r"\d", prose), re.findall(r".{20}\d.{20}", prose)
+
+
+def test_the_scatter_names_points_without_overlapping_names():
+    from benchlib.site.buying_guide import BANDWIDTH_VS_COMPUTE as scatter
+    from benchlib.site.charts import (
+        LABEL_CHAR_PX,
+        LABEL_LINE_PX,
+        LABEL_PLACES,
+        SCATTER_HEIGHT,
+        SCATTER_LAYOUT_WIDTH,
+        label_places,
+    )
+
+    spec = chart_spec(blocks.bandwidth_vs_compute())
+    rows = spec["datasets"][next(iter(spec["datasets"]))]
+    frame = pd.DataFrame(rows)
+    places, domains = label_places(frame, scatter)
+    # The drawing uses the layout's own log domains, so the pixels checked here are the ones drawn.
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["domain"] == domains["x"]
+    offsets = {place: (dx, dy, align) for place, dx, dy, align in LABEL_PLACES}
+    span = lambda v, d, n: (np.log(v) - np.log(d[0])) / (np.log(d[1]) - np.log(d[0])) * n  # noqa: E731
+    xs = span(frame[scatter.x], domains["x"], SCATTER_LAYOUT_WIDTH)
+    ys = SCATTER_HEIGHT - span(frame[scatter.y], domains["y"], SCATTER_HEIGHT)
+    boxes = []
+    for x, y, name, place in zip(xs, ys, frame[scatter.label], places):
+        if place is None:
+            # Unnamed only where another point sits within a label's height: a crowd, shown in the table.
+            assert ((np.hypot(xs - x, ys - y) < 2 * LABEL_LINE_PX).sum()) > 1, name
+            continue
+        dx, dy, align = offsets[place]
+        width = len(name) * LABEL_CHAR_PX
+        left = x + dx - {"left": 0, "right": width, "center": width / 2}[align]
+        boxes.append((left, y + dy - LABEL_LINE_PX / 2, left + width, y + dy + LABEL_LINE_PX / 2))
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    assert len(boxes) >= 0.75 * len(frame)

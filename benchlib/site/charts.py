@@ -192,6 +192,68 @@ def chart_spec(rows: pd.DataFrame, chart: Chart, *, width: int | str = "containe
 # --- points: the one chart that is not bars ----------------------------------------------------
 
 SCATTER_HEIGHT = 360
+# The plot's width that labels are laid out for: the static fallback's (figures.STATIC_WIDTH); a
+# wider page only spreads the points further apart.
+SCATTER_LAYOUT_WIDTH = 640
+LABEL_FONT_SIZE = 9
+# A label's box for the overlap check: an average glyph of the chart's sans-serif font is about
+# 0.55 em wide, and its ascender to descender about 1.1 em tall.
+LABEL_CHAR_PX = 0.55 * LABEL_FONT_SIZE
+LABEL_LINE_PX = 1.1 * LABEL_FONT_SIZE
+POINT_RADIUS_PX = 4.5  # a circle of area 60 px²
+# Where a point's name may go, tried in order: (place, dx, dy, align). A name that fits nowhere
+# is left out of the drawing; the tooltip and the table under the chart still give it.
+LABEL_PLACES = (
+    ("right", 6, 0, "left"),
+    ("left", -6, 0, "right"),
+    ("above", 0, -10, "center"),
+    ("below", 0, 10, "center"),
+    ("above right", 4, -9, "left"),
+    ("below right", 4, 9, "left"),
+    ("above left", -4, -9, "right"),
+    ("below left", -4, 9, "right"),
+)
+# Log axes span the points and this much more each way, fixed so the layout matches the drawing.
+LOG_PADDING = 1.25
+
+
+def _log_pixels(values: pd.Series, length: float, flip: bool) -> tuple[pd.Series, list[float]]:
+    """Pixel positions of ``values`` on a log axis ``length`` long, and the axis' domain."""
+    import numpy as np
+
+    low, high = float(values.min()) / LOG_PADDING, float(values.max()) * LOG_PADDING
+    share = (np.log(values.astype(float)) - np.log(low)) / (np.log(high) - np.log(low))
+    return (1 - share if flip else share) * length, [low, high]
+
+
+def label_places(rows: pd.DataFrame, scatter: Scatter) -> tuple[list[str | None], dict[str, list[float]]]:
+    """Each point's label place (None: not drawn), so that no two labels and no label and point
+    overlap at `SCATTER_LAYOUT_WIDTH`; and the log axes' domains the layout assumed."""
+    xs, x_domain = _log_pixels(rows[scatter.x], SCATTER_LAYOUT_WIDTH, flip=False)
+    ys, y_domain = _log_pixels(rows[scatter.y], SCATTER_HEIGHT, flip=True)
+    points = [
+        (x - POINT_RADIUS_PX, y - POINT_RADIUS_PX, x + POINT_RADIUS_PX, y + POINT_RADIUS_PX) for x, y in zip(xs, ys)
+    ]
+    taken: list[tuple[float, float, float, float]] = list(points)
+    places: list[str | None] = []
+    for (x, y), name in zip(zip(xs, ys), rows[scatter.label].astype(str)):
+        width = len(name) * LABEL_CHAR_PX
+        chosen = None
+        for place, dx, dy, align in LABEL_PLACES:
+            left = x + dx - {"left": 0, "right": width, "center": width / 2}[align]
+            box = (left, y + dy - LABEL_LINE_PX / 2, left + width, y + dy + LABEL_LINE_PX / 2)
+            inside = 0 <= box[0] and box[2] <= SCATTER_LAYOUT_WIDTH and 0 <= box[1] and box[3] <= SCATTER_HEIGHT
+            own = (x - POINT_RADIUS_PX, y - POINT_RADIUS_PX, x + POINT_RADIUS_PX, y + POINT_RADIUS_PX)
+            if inside and not any(_overlap(box, other) for other in taken if other != own):
+                chosen = place
+                taken.append(box)
+                break
+        places.append(chosen)
+    return places, {"x": x_domain, "y": y_domain}
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 @dataclass(frozen=True)
@@ -218,19 +280,32 @@ def scatter_chart(rows: pd.DataFrame, scatter: Scatter, *, width: int | str = "c
 
     if rows.empty:
         raise ValueError(f"nothing to chart for {scatter.title!r}")
-    data = rows[[scatter.label, scatter.x, scatter.y, *scatter.details]]
-    scale = alt.Scale(type="log") if scatter.log else alt.Scale(zero=False)
+    data = rows[[scatter.label, scatter.x, scatter.y, *scatter.details]].reset_index(drop=True)
+    if scatter.log:
+        places, domains = label_places(data, scatter)
+        x_scale = alt.Scale(type="log", domain=domains["x"], nice=False)
+        y_scale = alt.Scale(type="log", domain=domains["y"], nice=False)
+    else:
+        places = ["right"] * len(data)
+        x_scale = y_scale = alt.Scale(zero=False)
+    data = data.assign(label_place=places)
     base = alt.Chart(data).encode(
-        x=alt.X(f"{scatter.x}:Q", scale=scale, title=scatter.x_title),
-        y=alt.Y(f"{scatter.y}:Q", scale=scale, title=scatter.y_title),
+        x=alt.X(f"{scatter.x}:Q", scale=x_scale, title=scatter.x_title),
+        y=alt.Y(f"{scatter.y}:Q", scale=y_scale, title=scatter.y_title),
         tooltip=[
             alt.Tooltip(f"{scatter.label}:N"),
             *(alt.Tooltip(f"{c}:Q", format=",.4~r") for c in (scatter.x, scatter.y, *scatter.details)),
         ],
     )
-    labels = base.mark_text(align="left", dx=6, fontSize=9).encode(text=f"{scatter.label}:N")
+    labels = [
+        base.transform_filter(alt.datum.label_place == place)
+        .mark_text(align=align, dx=dx, dy=dy, fontSize=LABEL_FONT_SIZE)
+        .encode(text=f"{scatter.label}:N")
+        for place, dx, dy, align in LABEL_PLACES
+        if place in places
+    ]
     return (
-        alt.layer(base.mark_circle(size=60), labels)
+        alt.layer(base.mark_circle(size=60), *labels)
         .properties(
             width=width,
             height=SCATTER_HEIGHT,
