@@ -74,3 +74,24 @@ def test_bad_options_and_a_bad_build_date_are_usage_errors(monkeypatch: pytest.M
     result = runner.invoke(app, ["facts"])
     assert result.exit_code == 2 and "BENCHLIB_BUILD_DATE='yesterday'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_source_with_no_date_is_cited_as_read_on_the_day_it_was_read_and_still_ages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchlib.catalog.gpus import find_gpu
+    from benchlib.site.buying_guide import _cited
+
+    price = find_gpu("GeForce RTX 2070").launch_price_usd
+    assert price is not None and price.read_on
+    cited = _cited(price)
+    assert cited.as_of == f"read on {price.as_of}" and not cited.flags
+    # It ages from that day like any stated date: two years on, the mark appears.
+    read = date.fromisoformat(price.as_of)
+    monkeypatch.setenv(freshness.BUILD_DATE_ENV, read.replace(year=read.year + 2).isoformat())
+    assert [f.kind for f in _cited(price).flags] == ["stale"]
+    # A fact that states its own date keeps it, even where the accelerator's defaults are read dates.
+    rtx5070 = find_gpu("GeForce RTX 5070")
+    assert rtx5070.launch_price_usd is not None and rtx5070.launch_price_usd.read_on
+    dated = rtx5070.fp16_tensor_tflops
+    assert dated is not None and not dated.read_on and _cited(dated).as_of == str(dated.as_of)

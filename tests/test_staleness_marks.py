@@ -37,7 +37,7 @@ MARKS = r"((?:\[\w+\])*)"
 BADGE = re.compile(r'<span class="fg-badge fg-badge--(\w+)"[^>]*>[^<]*</span>')
 DATED = [
     # 'source, date' after a fact, a price or a reported result: the link, its date, then the badges
-    re.compile(rf"</a>, ({DATE})(?: · also <a [^>]*>[^<]*</a>)*</span>{MARKS}"),
+    re.compile(rf"</a>, (?:read on )?({DATE})(?: · also <a [^>]*>[^<]*</a>)*</span>{MARKS}"),
     # 'Reported by source, as of date' in chart captions and under tables
     re.compile(rf"as of ({DATE}){MARKS}"),
     # a platform's list of sources: 'url (date)'

@@ -104,6 +104,8 @@ class Fact(_Frozen, Generic[T]):
     as_of: AsOf
     status: Status
     note: Text | None = None
+    # True where the source states no date: as_of is then the day it was read, shown as "read on".
+    read_on: bool = False
 
     @model_validator(mode="after")
     def _conflict_is_explained(self) -> Fact[T]:
@@ -139,7 +141,7 @@ class CloudPrice(_Frozen):
 
 
 Number = Fact[PositiveFloat]
-_DEFAULT_KEYS = frozenset({"source", "as_of", "status"})
+_DEFAULT_KEYS = frozenset({"source", "as_of", "status", "read_on"})
 
 
 class AcceleratorSpec(_Frozen):
@@ -266,7 +268,9 @@ class AcceleratorSpec(_Frozen):
 
 def _fill(raw: Any, defaults: dict[str, Any]) -> Any:
     if isinstance(raw, dict):
-        return {**defaults, **raw}
+        # A fact with its own date says itself whether that date is a reading day.
+        inherited = {k: v for k, v in defaults.items() if not (k == "read_on" and "as_of" in raw)}
+        return {**inherited, **raw}
     return {**defaults, "value": raw}
 
 

@@ -77,6 +77,7 @@ class Sourced(_Model):
 
     source: HttpUrl
     as_of: date = Field(description="The date the source states (or, for undated pages, the newest copy read).")
+    read_on: bool = Field(False, description="True where the source states no date: as_of is the day it was read.")
     status: FactStatus = "verified"
     note: str | None = Field(None, description="Why a fact is unverified or which sources disagree.")
     see_also: list[HttpUrl] = Field(default_factory=list, description="Further sources, e.g. the conflicting one.")

@@ -35,7 +35,7 @@ from benchlib.site import speed_check as speed
 from benchlib.site.charts import Scatter, chart_spec, plotted_rows, scatter_spec, value_text
 from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
 from benchlib.site.figures import figure_context
-from benchlib.site.platform_pages import Source, fact_flags
+from benchlib.site.platform_pages import Source, dated_text, fact_flags
 from benchlib.site.render import render
 from benchlib.site.sources import read_table
 from benchlib.workloads import (
@@ -170,7 +170,7 @@ def _cited(fact: Any, *, ages: bool = True, note: bool = True) -> Source:
     flags = [flag for flag in fact_flags(fact) if ages or flag.kind != "stale"]
     return Source(
         str(fact.source),
-        str(fact.as_of),
+        dated_text(fact),
         tuple(flags),
         getattr(fact, "note", None) if note else None,
         tuple(str(url) for url in getattr(fact, "see_also", ())),

@@ -72,10 +72,16 @@ def fact_flags(fact: Sourced, today: date | None = None) -> list[Flag]:
     return flags + age_flags(fact.as_of, today)
 
 
+def dated_text(fact: Any) -> str:
+    """A fact's date as a page shows it: the source's own, or "read on" the day an undated source was read."""
+    day = fact.as_of.isoformat() if isinstance(fact.as_of, date) else str(fact.as_of)
+    return f"read on {day}" if getattr(fact, "read_on", False) else day
+
+
 def _source(fact: Sourced, today: date | None) -> Source:
     return Source(
         str(fact.source),
-        fact.as_of.isoformat(),
+        dated_text(fact),
         tuple(fact_flags(fact, today)),
         fact.note,
         tuple(str(url) for url in fact.see_also),
