@@ -370,3 +370,18 @@ def test_the_scatter_names_points_without_overlapping_names():
         for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
     assert len(boxes) >= 0.75 * len(frame)
+
+
+def test_buy_a_card_lists_recent_cards_and_folds_the_older_ones(monkeypatch):
+    from benchlib.core import freshness
+
+    monkeypatch.setenv(freshness.BUILD_DATE_ENV, "2026-11-26")
+    html = blocks.buy_table()
+    current, older = html.split("<details", 1)
+    names = lambda part: re.findall(r"<tr><td>([^<]+)</td>", part)  # noqa: E731
+    assert "K80" in names(older) and "K80" not in names(current)
+    assert {"GeForce RTX 5090", "GeForce RTX 4090"} <= set(names(current))
+    cutoff = 2026 - blocks.CURRENT_CARD_YEARS
+    assert all(find_gpu(n).year.value >= cutoff for n in names(current))
+    assert all(find_gpu(n).year.value < cutoff for n in names(older))
+    assert f"launched before {cutoff}" in older

@@ -26,7 +26,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from benchlib.catalog.gpus import gpu_spec_name, load_accelerators
+from benchlib.catalog.gpus import find_gpu, gpu_spec_name, load_accelerators
+from benchlib.core.freshness import build_date
 from benchlib.core.package_data import data_file
 from benchlib.core.units import format_bytes
 from benchlib.derive.searched import request_of, search_key
@@ -614,24 +615,46 @@ def rent_table(frame: pd.DataFrame | None = None) -> str:
     return _offers("rent", ["GPU", "Usable memory", "Cheapest listed price (dated)"], rows)
 
 
+# "Buy a card" lists cards launched in the last four years: NVIDIA's cards come about every two
+# years (consumer: 2018, 2020, 2022, 2025), so an older card has two newer generations, and its
+# launch price says little about what it costs now. Older cards follow, folded, for history.
+CURRENT_CARD_YEARS = 4
+
+
 def buy_table(frame: pd.DataFrame | None = None) -> str:
-    """GPUs with a launch price in the specs, cheapest first, with what trains on each (predicted, fp16)."""
+    """GPUs with a launch price in the specs, cheapest first, with what trains on each (predicted,
+    fp16): the cards of the last `CURRENT_CARD_YEARS` years, then the older ones, folded."""
     frame = _site_predictions() if frame is None else frame
     index = _batches(frame)
     gpus = gpu_frame().loc[list(dict.fromkeys(frame["gpu"]))]
     cards = sorted((g for g in gpus.to_dict("records") if g["launch_price"]), key=lambda g: g["launch_price"].value)
-    rows = [
-        {
-            "cells": [
-                g["gpu"],
-                format_bytes(g["memory"].usable_bytes),
-                _sourced(f"${g['launch_price'].value:,.0f}", g["launch_price"], note=False),
-            ],
-            "fits": _fits(index, g["gpu"]),
-        }
-        for g in cards
-    ]
-    return _offers("buy", ["GPU", "Usable memory", "Launch price (dated)"], rows)
+    since = build_date().year - CURRENT_CARD_YEARS
+
+    def launched(g: dict[str, Any]) -> int | None:
+        year = find_gpu(g["gpu"]).year
+        return int(year.value) if year else None
+
+    def rows(current: bool) -> list[dict[str, Any]]:
+        return [
+            {
+                "cells": [
+                    g["gpu"],
+                    format_bytes(g["memory"].usable_bytes),
+                    _sourced(f"${g['launch_price'].value:,.0f}", g["launch_price"], note=False),
+                ],
+                "fits": _fits(index, g["gpu"]),
+            }
+            for g in cards
+            if ((launched(g) or since) >= since) == current
+        ]
+
+    head = ["GPU", "Usable memory", "Launch price (dated)"]
+    return render(
+        "buying_buy.html",
+        current=_offers("buy", head, rows(True)),
+        older=_offers("buy-older", head, rows(False)),
+        since=since,
+    )
 
 
 # ----------------------------------------------------------------------------- history
