@@ -413,3 +413,18 @@ def test_reported_tables_escape_the_source_and_link_only_http(tmp_path: Path, mo
     assert "<script" not in html and html.count("&lt;script&gt;window.__xss=1&lt;/script&gt;") == 8
     assert 'href="javascript:' not in html and "javascript:" not in html  # not a link, and not shown as one
     assert "Implied throughput" in html  # the workload's derived figure, for any reported record of it
+
+
+def test_the_sixteen_bit_table_gives_each_gpus_sourced_peaks_and_their_ratio() -> None:
+    import re
+
+    from benchlib.catalog.gpus import find_gpu
+    from benchlib.site.platform_pages import sixteen_bit_ceiling
+
+    html = sixteen_bit_ceiling(["T4", "H100 SXM"])
+    for name in ("T4", "H100 SXM"):
+        spec = find_gpu(name)
+        row = re.search(rf"<tr><td>{name}</td>(.*?)</tr>", html).group(1)
+        assert str(spec.fp32_tflops.source) in row and str(spec.fp16_tensor_tflops.source) in row
+        assert f"{spec.fp16_tensor_tflops.value / spec.fp32_tflops.value:.0f}×" in row
+    assert "Reported" in html

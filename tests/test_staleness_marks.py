@@ -50,6 +50,7 @@ DATED = [
 EXEMPT = {
     "badge_legend": "explains the badges with a sample date",
     "bf16_table": "hardware specification, fixed at launch",
+    "sixteen_bit_ceiling": "hardware specifications, fixed at launch",
     "bandwidth_vs_compute": "hardware specifications, fixed at launch",
     "what_fits": "predictions from hardware specifications",
     "models_table": "no dates",

@@ -396,7 +396,31 @@ def bf16_table(names: list[str]) -> str:
             {
                 "name": spec.name,
                 "bf16": bool(fact.value),
-                "source": Source(str(fact.source), str(fact.as_of), flags, fact.note),
+                "source": Source(str(fact.source), dated_text(fact), flags, fact.note),
             }
         )
     return render("bf16_table.html", rows=rows)
+
+
+def sixteen_bit_ceiling(names: list[str]) -> str:
+    """Each GPU's datasheet fp32 peak against its fp16 tensor-core peak: how much faster 16-bit
+    matrix multiplies can run at best (reported specs; a spec does not age, so no stale mark)."""
+    from benchlib.catalog.gpus import find_gpu
+
+    rows = []
+    for name in names:
+        spec = find_gpu(name)
+        fp32, fp16 = spec.fp32_tflops, spec.fp16_tensor_tflops
+        if fp32 is None or fp16 is None:
+            raise ValueError(f"{name}: benchlib/data/gpus.yaml needs fp32_tflops and fp16_tensor_tflops for this table")
+        rows.append(
+            {
+                "name": spec.name,
+                "facts": [
+                    ShownFact(value_text(float(f.value)), Source(str(f.source), dated_text(f), (), None))
+                    for f in (fp32, fp16)
+                ],
+                "ratio": f"{fp16.value / fp32.value:.0f}×",
+            }
+        )
+    return render("sixteen_bit_table.html", rows=rows)
