@@ -24,7 +24,7 @@ import pytest
 if importlib.util.find_spec("triton") is not None:
     import triton  # noqa: F401
 
-from site_builds import BuiltSite, SiteInputs, build_and_serve, prepare_inputs, site_folder
+from site_builds import BUILT_SITE_ENV, BuiltSite, SiteInputs, build_and_serve, prepare_inputs, site_folder
 
 from benchlib.core.cache import CACHE_ENV
 from benchlib.results.schema import CPUInfo, HostInfo, Machine, Software
@@ -139,11 +139,12 @@ def site_build(site_inputs, tmp_path_factory) -> Iterator[Callable[[str], BuiltS
         if builder in failed:
             pytest.fail(failed[builder], pytrace=False)
         if builder not in built:
-            folder = site_folder(builder, tmp_path_factory)
+            prebuilt = os.environ.get(BUILT_SITE_ENV) if builder == "mkdocs" else None
+            folder = Path(prebuilt) if prebuilt else site_folder(builder, tmp_path_factory)
             if builder == "zensical":
                 zensical_folders.append(folder)
             try:
-                built[builder], server = build_and_serve(builder, folder, site_inputs.env)
+                built[builder], server = build_and_serve(builder, folder, site_inputs.env, build=not prebuilt)
             except (pytest.fail.Exception, subprocess.TimeoutExpired) as exc:
                 failed[builder] = f"the shared {builder} build failed: {exc}"
                 raise

@@ -104,14 +104,22 @@ class _QuietServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def build_and_serve(builder: str, folder: Path, env: dict[str, str]) -> tuple[BuiltSite, ThreadingHTTPServer]:
-    """Build into ``folder`` and serve it on 127.0.0.1; the caller shuts the server down."""
+# A site already built (the deploy workflow's): the built-site tests read it instead of building one.
+BUILT_SITE_ENV = "BENCHLIB_BUILT_SITE"
+
+
+def build_and_serve(
+    builder: str, folder: Path, env: dict[str, str], *, build: bool = True
+) -> tuple[BuiltSite, ThreadingHTTPServer]:
+    """Build into ``folder`` (unless ``build`` is False: it is built) and serve it on 127.0.0.1;
+    the caller shuts the server down."""
     # Bind first: the build takes the server's origin (with its port) as site_url, so Material's
     # instant navigation is active.
     server = _QuietServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
     origin = f"http://127.0.0.1:{server.server_port}/"
     try:
-        build_site(builder, folder, env | {"SITE_URL": origin})
+        if build:
+            build_site(builder, folder, env | {"SITE_URL": origin})
     except BaseException:
         server.server_close()
         raise
