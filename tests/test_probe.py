@@ -504,8 +504,10 @@ def test_machine_table_shows_platform_gpus_and_both_units() -> None:
 
 def test_probe_machine_on_this_machine(tmp_path: Path) -> None:
     first = probe_machine(str(tmp_path))
-    assert Machine.model_validate_json(first.model_dump_json()) == first
     assert first.host is not None and first.host.disk_path == str(tmp_path)
+    # Saved and read back, it is the same machine, less the folder (never saved).
+    unsaved = first.model_copy(update={"host": first.host.model_copy(update={"disk_path": None})})
+    assert Machine.model_validate_json(first.model_dump_json()) == unsaved
     assert first.host.memory_total_bytes == psutil.virtual_memory().total
     assert first.software is not None and first.software.python == stdlib_platform.python_version()
     assert re.fullmatch(rf"{first.platform.name}-[a-z0-9-]+-[0-9a-f]{{8}}", first.id)
@@ -554,3 +556,14 @@ def test_package_level_probe_is_callable_after_importing_the_subpackage():
 
     machine = benchlib.probe()
     assert machine.id == probe_machine().id
+
+
+def test_a_results_file_does_not_keep_the_folder_it_was_written_to(tmp_path) -> None:
+    # The folder can hold the user's name; `benchlib probe` prints it, the saved file leaves it out.
+    from benchlib.results.schema import HostInfo
+
+    private = tmp_path / "home" / "alice" / "runs"
+    host = HostInfo(disk_path=str(private), disk_total_bytes=1)
+    assert host.disk_path == str(private)
+    assert "alice" not in host.model_dump_json() and "disk_path" not in host.model_dump()
+    assert HostInfo.model_validate({"disk_path": str(private)}).disk_path == str(private)  # old files still load

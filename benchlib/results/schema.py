@@ -37,7 +37,8 @@ class HostInfo(_Model):
     cpu: CPUInfo = Field(default_factory=CPUInfo)
     memory_total_bytes: int | None = None
     memory_available_bytes: int | None = None
-    disk_path: str | None = None
+    # Printed by `benchlib probe`, never written to a results file: a folder can hold a user's name.
+    disk_path: str | None = Field(None, exclude=True, description="The folder the disk figures are for (not saved).")
     disk_total_bytes: int | None = None
     disk_free_bytes: int | None = None
     shm_total_bytes: int | None = Field(None, description="Size of /dev/shm; small values break DataLoader workers.")
