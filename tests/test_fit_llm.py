@@ -444,7 +444,7 @@ def test_fit_builds_a_model_from_a_factory(tmp_path, monkeypatch):
         ),
         (["--model", "llama-3.2-1b", "--gpu", "T4", "--gpus", "0"], "--gpus 0: give 1 or more GPUs"),
         (["--model", "llama-3.2-1b", "--gpu", "T4", "--gpus", "-2"], "--gpus -2: give 1 or more GPUs"),
-        (["--model", "resnet50", "--gpu", "T4", "--gpus", "2"], "--gpus 2: splitting layers over GPUs applies to"),
+        (["--model", "resnet50", "--gpu", "T4", "--gpus", "2"], "--gpus 2: sharing work over GPUs applies to"),
     ],
 )
 def test_fit_rejects_bad_language_model_input_by_name(args, message, monkeypatch):

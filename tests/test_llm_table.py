@@ -67,9 +67,14 @@ def test_the_table_has_every_shipped_model_task_and_gpu(table):
     assert [row["model"] for row in table["rows"]] == on_page, REFRESH
     for row in table["rows"]:
         assert set(row["cells"]) == {t.key for t in TASKS}, REFRESH
-        for cells in row["cells"].values():
+        model = resolve_model(row["model"])
+        for task in TASKS:
+            cells = row["cells"][task.key]
             assert set(cells) == {c.key for c in COLUMNS}, REFRESH
-            assert all(isinstance(v, int) and v >= 0 for v in cells.values())
+            if task.predicts(model):
+                assert all(isinstance(v, int) and v >= 0 for v in cells.values())
+            else:  # a GPTQ mixture of experts: not predicted, in every column
+                assert all(v is None for v in cells.values()), (row["model"], task.key)
     assert [t["describe"] for t in table["tasks"]] == [t.setup.describe() for t in TASKS], REFRESH
     assert table["created"] and set(table["versions"]) == {"torch", "transformers", "peft", "benchlib"}
 
@@ -93,6 +98,28 @@ def test_the_table_is_what_benchlib_fit_predicts_now(table):
             split = predictor.split(column.count) if column.count > 1 else predictor
             answer = split.predict(gpu_memory(column.spec), verify=False).largest
             assert answer == row["cells"][task.key][column.key], REFRESH
+
+
+def test_a_4_bit_file_reads_at_least_as_long_a_prompt_as_16_bit_weights_on_every_gpu(table):
+    formats = [t for t in TASKS if t.setup.mode == "inference" and t is not INFERENCE]
+    assert {t.setup.weights for t in formats} == {"gptq-int4", "gguf-q4_k_m"}
+    for row in table["rows"]:
+        for task in formats:
+            for key, tokens in row["cells"][task.key].items():
+                assert tokens is None or tokens >= row["cells"][INFERENCE.key][key], (row["model"], task.key, key)
+
+
+def test_the_gptq_tab_says_why_a_mixture_of_experts_is_not_predicted(table):
+    html = llm_fit.fit_table("inference-gptq-int4")
+    moe = [r for r in table["rows"] if resolve_model(r["model"]).experts]
+    assert moe, "the table has a mixture of experts to check"
+    for row in moe:
+        for column in COLUMNS:
+            attributes, contents = _cell(html, "inference-gptq-int4", row["model"], column.key)
+            assert contents.strip() == "–" and "not predicted" in attributes
+    legend = html[html.index("A dash: not predicted") :]
+    assert all(row["title"] in legend for row in moe) and "MoE Kernel Unsupported" in legend
+    assert "Memory only" in html and "tok/s" not in html
 
 
 def test_every_cell_that_fits_the_inference_context_has_a_decode_rate_per_engine(table):
@@ -186,6 +213,9 @@ def test_bigger_gpus_never_fit_less(table):
     single = next(c for c in COLUMNS if c.count == 1 and c.gpu == pair.gpu)
     for row in table["rows"]:
         for task, cells in row["cells"].items():
+            if None in cells.values():  # not predicted (a GPTQ mixture of experts): nothing to order
+                assert set(cells.values()) == {None}
+                continue
             values = [cells[c.key] for c in order]
             assert values == sorted(values), (row["model"], task, values)
             assert cells[pair.key] >= cells[single.key], (row["model"], task, "two GPUs fit less than one")

@@ -34,29 +34,33 @@ def _context_text(tokens: int, maximum: int) -> str:
     return text + ("*" if tokens >= maximum else "")
 
 
-def _cell(row: dict[str, Any], task: str, column: dict[str, Any], speed: dict[str, Any]) -> dict[str, Any]:
-    value = row["cells"][task][column["key"]]
+def _cell(row: dict[str, Any], task: dict[str, Any], column: dict[str, Any], speed: dict[str, Any]) -> dict[str, Any]:
+    value = row["cells"][task["key"]][column["key"]]
     key = column["key"]
     lines: list[str] = []
-    if task == "inference":
+    rate = None
+    if value is None:
+        text = "–"
+        title = f"{row['title']} on {column['label']}: not predicted ({task['experts_left_out']})"
+    elif task["setup"]["mode"] == "inference":
         text = _context_text(value, row["max_positions"])
         title = f"{row['title']} on {column['label']}: " + (
             f"prompts up to {value:,} tokens at batch 1" if value else "does not fit, even for a 1-token prompt"
         )
-        eager = row["decode_tokens_per_s"][speed["eager"]][key]
-        served = row["decode_tokens_per_s"][speed["served"]][key]
-        if eager is not None:
-            lines.append(f"{rate_text(eager)} / {rate_text(served) if served else '–'} tok/s")
-            title += f"; decodes about {rate_text(eager)} tokens/s with generate()"
-            title += f", {rate_text(served)} served (vLLM)" if served else ", served engine not predicted here"
-        rate = eager
+        if task["key"] == speed["task"]:
+            rate = row["decode_tokens_per_s"][speed["eager"]][key]
+            served = row["decode_tokens_per_s"][speed["served"]][key]
+            if rate is not None:
+                lines.append(f"{rate_text(rate)} / {rate_text(served) if served else '–'} tok/s")
+                title += f"; decodes about {rate_text(rate)} tokens/s with generate()"
+                title += f", {rate_text(served)} served (vLLM)" if served else ", served engine not predicted here"
     else:
         text = str(value) if value else "✗"
         split = ", the layers split over both" if column["count"] > 1 else ""
         title = f"{row['title']} on {column['label']}: " + (
             f"largest batch {value}{split}" if value else "does not fit at batch 1"
         )
-        rate = row["training_tokens_per_s"][task][key]
+        rate = row["training_tokens_per_s"][task["key"]][key]
         if rate is not None:
             hours = hours_per_million_tokens(rate)
             lines += [f"{rate_text(rate)} tok/s", f"{hours_text(hours)} h/M"]
@@ -82,12 +86,12 @@ def fit_table(task: str) -> str:
             "title": row["title"],
             "hf_id": row["hf_id"],
             "source": row["source"],
-            "peak": format_bytes(row["peaks_at_one"][task]["total"]),
-            "cells": [_cell(row, task, column, table["speed"]) for column in columns],
+            "peak": format_bytes(row["peaks_at_one"][task]["total"]) if task in row["peaks_at_one"] else "–",
+            "cells": [_cell(row, task_info, column, table["speed"]) for column in columns],
         }
         for row in table["rows"]
     ]
-    at_one = "prompt of 1,024 tokens" if task == "inference" else "batch 1"
+    at_one = "prompt of 1,024 tokens" if task_info["setup"]["mode"] == "inference" else "batch 1"
     head = [("Model", "Hugging Face config"), ("Memory", f"at {at_one}, tensors")] + [
         (c["label"], f"{format_bytes(c['usable_bytes'] * c['count'])} usable") for c in columns
     ]
@@ -104,11 +108,18 @@ def _speed_legend(table: dict[str, Any], task: str) -> dict[str, Any]:
     """What the speeds under the cells are, and how far such predictions were from published measurements."""
     speed = table["speed"]
     columns = table["columns"]
+    task_info = next(t for t in table["tasks"] if t["key"] == task)
     eager, served = speed["eager"], speed["served"]
     labels = {c["key"]: c["label"] for c in columns}
     return {
         "task": task,
         "inference": task == speed["task"],
+        # A 4-bit inference task: memory only, its speeds not predicted (the bf16 tab has them).
+        "memory_only": task != speed["task"] and task_info["setup"]["mode"] == "inference",
+        "weights": task_info["setup"]["weights"],
+        "not_predicted": [r["title"] for r in table["rows"] if task not in r["peaks_at_one"]],
+        "left_out": task_info["experts_left_out"],
+        "left_out_source": task_info["experts_left_out_source"],
         "batch": speed["batch"],
         "seq_len": f"{speed['seq_len']:,}",
         "fp16": [c["label"] for c in columns if speed["dtypes"][c["key"]] == "fp16"],
@@ -197,12 +208,12 @@ def _platform_lines(column_keys: list[str]) -> list[dict[str, Any]]:
     for column in columns:
         answers = []
         for task in table["tasks"]:
-            fitting = [row for row in table["rows"] if row["cells"][task["key"]][column["key"]] > 0]
+            fitting = [row for row in table["rows"] if (row["cells"][task["key"]][column["key"]] or 0) > 0]
             best = max(fitting, key=lambda row: row["peaks_at_one"]["inference"]["weights"], default=None)
             value = best["cells"][task["key"]][column["key"]] if best else 0
             if best is None:
                 answers.append({"task": task, "model": None, "text": "", "anchor": ""})
-            elif task["key"] == "inference":
+            elif task["setup"]["mode"] == "inference":
                 limit = " (the model's own limit)" if value >= best["max_positions"] else ""
                 answers.append(
                     {
@@ -265,6 +276,8 @@ def picker_data() -> dict[str, Any]:
             "batch": setup["batch"],
             "seq_len": setup["seq_len"],
             "largest": {r["model"]: {c["key"]: r["cells"][key].get(c["key"]) for c in columns} for r in rows},
+            # Why a model's cells are null here, where the table says (a GPTQ mixture of experts).
+            "left_out": task.get("experts_left_out"),
             "peak": {
                 r["model"]: {
                     "bytes": r["peaks_at_one"][key]["total"],

@@ -100,6 +100,25 @@ class Task:
     key: str
     title: str
     setup: Setup
+    # Where the format leaves a mixture of experts' experts out, why its cells are not predicted.
+    experts_left_out: str | None = None
+
+    def predicts(self, model: LanguageModel) -> bool:
+        """False where this task's format isn't predicted for ``model`` (`experts_left_out`)."""
+        return not (self.experts_left_out and model.experts)
+
+
+# transformers' GPTQ replaces nn.Linear layers, and its MoE layers keep every expert in one fused tensor.
+GPTQ_EXPERTS_LEFT_OUT = (
+    "a GPTQ checkpoint's 4-bit experts are not modelled: transformers' GPTQ support replaces "
+    "nn.Linear layers, its mixture-of-experts layers hold every expert in one fused tensor, and "
+    'Qwen\'s speed benchmark lists Qwen3-30B-A3B GPTQ-Int4 as "MoE Kernel Unsupported" in '
+    "transformers. The GGUF tab has these models in 4-bit"
+)
+GPTQ_EXPERTS_SOURCE = (
+    "https://github.com/QwenLM/Qwen3/blob/c7f51a1a1ce3d4bb750bc545cd2673fff4c5a8f9/docs/source/"
+    "getting_started/speed_benchmark.md"
+)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -118,6 +137,18 @@ COLUMNS: tuple[Column, ...] = (
 # P100) readers compute in fp16 instead: the same bytes, so one prediction serves every column.
 TASKS: tuple[Task, ...] = (
     Task("inference", "Inference: longest context at batch 1", make_setup("inference", seq_len=TRAINING_SEQ_LEN)),
+    # The 4-bit files people run: a GPTQ checkpoint in transformers or vLLM, and a GGUF file in llama.cpp or Ollama.
+    Task(
+        "inference-gptq-int4",
+        "Inference, GPTQ int4: longest context at batch 1",
+        make_setup("inference", seq_len=TRAINING_SEQ_LEN, weights="gptq-int4"),
+        experts_left_out=GPTQ_EXPERTS_LEFT_OUT,
+    ),
+    Task(
+        "inference-gguf-q4_k_m",
+        "Inference, GGUF Q4_K_M: longest context at batch 1",
+        make_setup("inference", seq_len=TRAINING_SEQ_LEN, weights="gguf-q4_k_m"),
+    ),
     Task(
         "qlora",
         f"QLoRA: largest batch of {TRAINING_SEQ_LEN:,}-token samples",
@@ -134,8 +165,9 @@ TASKS: tuple[Task, ...] = (
         make_setup("train", dtype="bf16", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True),
     ),
 )
+# The bf16 inference task; its cells carry the decode speeds (the 4-bit tasks give memory only).
 INFERENCE = TASKS[0]
-TRAINING_TASKS = TASKS[1:]
+TRAINING_TASKS = tuple(t for t in TASKS if t.setup.mode != "inference")
 
 # snippets/qlora_finetune.py's model and setup on a T4, which computes in fp16 (a test checks the snippet still says so).
 SNIPPET_MODEL = "qwen2.5-0.5b"
@@ -212,7 +244,7 @@ def _training_rate(calls: _Calls, task: Task, batch: int, rates: GpuRates, engin
     return batch * task.setup.seq_len / interpolated_step(times, batch).seconds
 
 
-def speeds(calls: _Calls, cells: dict[str, dict[str, int]], cache_dir: Path | None) -> dict[str, Any]:
+def speeds(calls: _Calls, cells: dict[str, dict[str, int | None]], cache_dir: Path | None) -> dict[str, Any]:
     """A row's predicted speeds on every column, None where the model doesn't fit (or an engine doesn't run).
 
     * ``decode_tokens_per_s``: per engine, at batch 1 with a full context of the inference task,
@@ -230,7 +262,7 @@ def speeds(calls: _Calls, cells: dict[str, dict[str, int]], cache_dir: Path | No
     for column in COLUMNS:
         rates = gpu_rates(column.spec)
         dtype = default_dtype(rates)
-        fits = cells[INFERENCE.key][column.key] >= seq_len
+        fits = (cells[INFERENCE.key][column.key] or 0) >= seq_len
         one = calls.decode(1, dtype) if fits else None
         for name in (EAGER, SERVED):
             runs = one is not None and not (name == SERVED and column.key in NO_SERVED_ENGINE)
@@ -248,7 +280,7 @@ def speeds(calls: _Calls, cells: dict[str, dict[str, int]], cache_dir: Path | No
                 "tokens_per_s": batch / many.time(rates, ENGINES[SERVED]).seconds,
             }
         for task in TRAINING_TASKS:
-            batch = cells[task.key][column.key]
+            batch = cells[task.key][column.key] or 0
             runs = batch > 0 and column.count == 1
             training[task.key][column.key] = _training_rate(calls, task, batch, rates, ENGINES[EAGER]) if runs else None
     return {"decode_tokens_per_s": decode, "serving": serving, "training_tokens_per_s": training}
@@ -264,17 +296,20 @@ def predict_table(
         if not shipped.on_page or (models and shipped.name not in models):
             continue
         model = resolve_model(shipped.name)
-        cells: dict[str, dict[str, int]] = {}
+        cells: dict[str, dict[str, int | None]] = {}
         peaks: dict[str, dict[str, int]] = {}
         for task in TASKS:
             on_step(f"{shipped.title}: {task.key}")
+            if not task.predicts(model):
+                cells[task.key] = {c.key: None for c, _ in columns}
+                continue
             predictor = LLMPredictor(model, task.setup, cache_dir)
             # Two GPUs split the layers in order (device_map="auto"), for every task: a cell is the fullest GPU's.
             cells[task.key] = {
                 c.key: (predictor.split(c.count) if c.count > 1 else predictor).predict(one, verify=False).largest
                 for c, one in columns
             }
-            size = task.setup.seq_len if task.key == "inference" else 1
+            size = task.setup.seq_len if task.setup.mode == "inference" else 1
             peaks[task.key] = predictor.breakdown(size)
         on_step(f"{shipped.title}: speeds")
         predicted = speeds(_Calls(model), cells, cache_dir)
@@ -316,7 +351,15 @@ def predict_table(
             for c, one in columns
         ],
         "tasks": [
-            {"key": t.key, "title": t.title, "setup": asdict(t.setup), "describe": t.setup.describe()} for t in TASKS
+            {
+                "key": t.key,
+                "title": t.title,
+                "setup": asdict(t.setup),
+                "describe": t.setup.describe(),
+                "experts_left_out": t.experts_left_out,
+                "experts_left_out_source": GPTQ_EXPERTS_SOURCE if t.experts_left_out else None,
+            }
+            for t in TASKS
         ],
         "rows": rows,
         "speed": {

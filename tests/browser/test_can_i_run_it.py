@@ -17,8 +17,16 @@ from benchlib.tables.can_i_run_it import hours_per_million_tokens
 pytestmark = pytest.mark.browser
 
 PAGE = "gpus/can-i-run-it/"
-TASKS = {"Inference": "inference", "QLoRA": "qlora", "LoRA": "lora", "Full fine-tuning": "train"}
-CELL = re.compile(r"\d+K?\*?|✗")
+TASKS = {
+    "Inference": "inference",
+    "Inference, 4-bit GPTQ": "inference-gptq-int4",
+    "Inference, GGUF Q4_K_M": "inference-gguf-q4_k_m",
+    "QLoRA": "qlora",
+    "LoRA": "lora",
+    "Full fine-tuning": "train",
+}
+# A dash: not predicted (a GPTQ mixture of experts; the legend says why).
+CELL = re.compile(r"\d+K?\*?|✗|–")
 # An inference cell that fits a 1,024-token prompt adds the predicted decode speed of generate() and
 # of a served engine on a second line; a training cell that fits, tokens/s and hours per million tokens.
 SPEED = re.compile(r"[\d,.]+ / ([\d,.]+|–) tok/s")
@@ -173,6 +181,17 @@ def test_a_combination_the_table_lacks_is_not_predicted_and_says_why(can_i):
     assert (
         longer["verdict"] == "not-predicted" and f"{qlora['setup']['seq_len']:,}-token samples only" in longer["text"]
     )
+
+
+def test_a_4_bit_file_is_answered_and_a_gptq_mixture_of_experts_says_why_not(can_i):
+    table = read_table("can_i_run_it")
+    gguf = next(t for t in table["tasks"] if t["setup"]["weights"] == "gguf-q4_k_m")
+    row = next(r for r in table["rows"] if r["model"] == "qwen3-30b-a3b")
+    largest = row["cells"][gguf["key"]]["rtx-4090"]
+    answer = pick(can_i, mode="inference", weights="gguf-q4_k_m", model=row["model"], gpu="rtx-4090", tokens=1024)
+    assert answer["verdict"] == ("fits" if largest >= 1024 else "no")
+    gptq = pick(can_i, weights="gptq-int4")
+    assert gptq["verdict"] == "not-predicted" and "MoE Kernel Unsupported" in gptq["text"]
 
 
 @pytest.mark.parametrize(

@@ -153,8 +153,12 @@
       }
       var value = (task.largest[model.key] || {})[gpu.key];
       if (value === null || value === undefined) {
-        notPredicted("The table has no " + modeLabel + " cell for " + model.title +
-          " on " + gpu.label);
+        if (task.left_out) {
+          // The table says why it left this format out for such models (a GPTQ mixture of experts).
+          show("not-predicted", "Not predicted.", "For " + model.title + ", " + task.left_out + ".", [kind]);
+        } else {
+          notPredicted("The table has no " + modeLabel + " cell for " + model.title + " on " + gpu.label);
+        }
         return;
       }
       // Two GPUs split the layers (device_map="auto"): a batch is the whole batch, through both.
