@@ -351,7 +351,7 @@ def _experts_on_cpu_fall_back() -> None:
     except ImportError:
         return
     can_use = getattr(moe, "_can_use_grouped_mm", None)
-    if can_use is None or getattr(can_use, "benchlib_fallback", False):
+    if can_use is None:
         return
 
     def can_use_grouped_mm(input: Any, weight: Any, offs: Any) -> bool:
@@ -361,7 +361,6 @@ def _experts_on_cpu_fall_back() -> None:
             return False
         return can_use(input, weight, offs)
 
-    can_use_grouped_mm.benchlib_fallback = True  # type: ignore[attr-defined]
     moe._can_use_grouped_mm = can_use_grouped_mm
 
 

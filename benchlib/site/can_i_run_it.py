@@ -116,7 +116,6 @@ def _speed_legend(table: dict[str, Any], task: str) -> dict[str, Any]:
         "inference": task == speed["task"],
         # A 4-bit inference task: memory only, its speeds not predicted (the bf16 tab has them).
         "memory_only": task != speed["task"] and task_info["setup"]["mode"] == "inference",
-        "weights": task_info["setup"]["weights"],
         "not_predicted": [r["title"] for r in table["rows"] if task not in r["peaks_at_one"]],
         "left_out": task_info["experts_left_out"],
         "left_out_source": task_info["experts_left_out_source"],
