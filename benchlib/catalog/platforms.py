@@ -136,6 +136,19 @@ class Tier(_Model):
         return facts
 
 
+class ComputeUnits(_Model):
+    """Tiers that sell compute units which GPUs burn by the hour, so a page can turn units into GPU-hours.
+
+    Each tier's first price fact says how many units it buys ("100 compute units") and its first
+    quota fact gives each GPU's burn rate ("T4 1.19").
+    """
+
+    tiers: list[str] = Field(min_length=1)
+    gpus: list[str] = Field(
+        min_length=1, description="The GPUs to convert units into hours of, as the rates name them."
+    )
+
+
 class Platform(_Model):
     name: str
     url: HttpUrl
@@ -144,6 +157,18 @@ class Platform(_Model):
     detection: Detection
     tiers: dict[str, Tier] = Field(min_length=1)
     history: list[Fact] = Field(default_factory=list, description="What the platform used to give, oldest first.")
+    paid: Annotated[list[Fact], BeforeValidator(_as_list)] = Field(
+        default_factory=list, description="What paying buys in GPU time, where no tier sells compute units."
+    )
+    compute_units: ComputeUnits | None = None
+
+    @model_validator(mode="after")
+    def _unit_tiers_exist(self) -> Platform:
+        if self.compute_units:
+            unknown = [t for t in self.compute_units.tiers if t not in self.tiers]
+            if unknown:
+                raise ValueError(f"compute_units names unknown tiers {unknown}")
+        return self
 
 
 class Need(_Model):

@@ -9,6 +9,7 @@ Reported figures come from the site's one load of the results (`benchlib.site.da
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal
@@ -139,15 +140,30 @@ def tier_table(
     tiers: list[str] | None = None,
     fields: list[str] | None = None,
     *,
+    after_verdict: bool = False,
     today: date | None = None,
     data: PlatformsData | None = None,
 ) -> str:
-    """One row per field, one column per tier; equal facts in neighbouring tiers share a cell."""
+    """One row per field, one column per tier; equal facts in neighbouring tiers share a cell, and
+    neighbouring fields with equal facts share a row.
+
+    ``after_verdict`` leaves out the facts the page's verdict (`verdict`, `glance_table`) shows,
+    so no fact appears twice on a page; a cell left with none points up to it.
+    """
     platform = _data(data).platforms[platform_id]
     columns = [platform.tiers[tier_id] for tier_id in tiers or list(platform.tiers)]
-    rows = []
+    shown = verdict_facts(platform) if after_verdict else []
+    rows: list[dict[str, Any]] = []
+    previous: list[list[Fact]] | None = None
     for field in fields or list(TIER_FIELDS):
-        values = [tier.field(field) for tier in columns]
+        values = [[fact for fact in tier.field(field) if fact not in shown] for tier in columns]
+        if not any(values):
+            continue
+        if values == previous:
+            label = FIELD_LABELS[field]
+            rows[-1]["label"] += f" and {label if label.isupper() else label.lower()}"
+            continue
+        previous = values
         cells = []
         i = 0
         while i < len(values):
@@ -164,15 +180,22 @@ def fact_list(
     items: list[tuple[str, str]],
     *,
     match: str | None = None,
+    after_verdict: bool = False,
     today: date | None = None,
     data: PlatformsData | None = None,
 ) -> str:
-    """A bullet list of facts, each item a ('platform/tier', field) pair, for use inside prose."""
+    """A bullet list of facts, each item a ('platform/tier', field) pair, for use inside prose.
+
+    ``after_verdict`` leaves out the facts the platform page's verdict already shows.
+    """
     data = _data(data)
     shown = []
     for ref, field in items:
         platform, tier = data.tier(ref)
-        facts = [_shown(fact, today) for fact in tier.field(field) if not match or match in fact.value]
+        skip = verdict_facts(platform) if after_verdict else []
+        facts = [
+            _shown(fact, today) for fact in tier.field(field) if (not match or match in fact.value) and fact not in skip
+        ]
         if facts:
             shown.append({"label": f"{platform.name} {tier.name}, {FIELD_LABELS[field].lower()}", "facts": facts})
     if not shown:
@@ -218,19 +241,27 @@ def detection_table(platform_id: str, *, today: date | None = None, data: Platfo
 
 
 def decision_table(
-    *, here: str = "platforms/index.md", today: date | None = None, data: PlatformsData | None = None
+    *,
+    here: str = "platforms/index.md",
+    after_glance: list[str] | None = None,
+    today: date | None = None,
+    data: PlatformsData | None = None,
 ) -> str:
     """The 'Which one should I use?' table: one row per need, the first tier listed is the best bet.
 
     ``here`` is the docs page showing the table, for the links to each platform's page.
+    ``after_glance`` names the tiers of a `glance_table` above it: facts that table shows are not
+    shown again.
     """
     data = _data(data)
+    shown = glance_facts(after_glance, data=data) if after_glance else []
     rows = []
     for need in data.needs:
         platform, tier = data.tier(need.tiers[0])
-        facts = [_shown(f, today) for f in tier.field(need.field) if not need.match or need.match in f.value]
-        if not facts:
+        matching = [f for f in tier.field(need.field) if not need.match or need.match in f.value]
+        if not matching:
             raise ValueError(f"need {need.need!r}: {need.tiers[0]} has no {need.field} fact matching {need.match!r}")
+        facts = [_shown(f, today) for f in matching if f not in shown]
         also = [_page(*data.tier(ref), here) for ref in need.tiers[1:]]
         rows.append(
             {
@@ -248,6 +279,151 @@ def _page(platform: Platform, tier: Tier, here: str) -> dict[str, str | None]:
     """A tier's name and a link to its platform's page from the page ``here``."""
     href = page_link(platform.page, here) if platform.page else None
     return {"name": f"{platform.name} {tier.name}", "href": href}
+
+
+# --- The verdict: what each platform page answers before any detail ---------------------------------
+
+# The questions a verdict answers, each from a tier's first (headline) fact of the field.
+HEADLINE_FIELDS: dict[str, str] = {
+    "accelerators": "GPU",
+    "quotas": "GPU hours",
+    "max_session": "Session length",
+    "persistence": "What survives a restart",
+}
+PAID_LABEL = "What paying buys"
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A figure computed from sourced facts: the figure, then each input's number and source."""
+
+    label: str
+    text: str
+    inputs: tuple[ShownFact, ...]
+
+
+def _number(fact: Fact, pattern: str) -> float:
+    """The number ``pattern``'s group finds in a fact's text: derived figures start from what the source says."""
+    found = re.search(pattern, fact.value)
+    if found is None:
+        raise ValueError(f"the fact {fact.value!r} ({fact.source}) does not match {pattern!r}")
+    return float(found.group(1).replace(",", ""))
+
+
+def unit_hours(
+    platform_id: str, tiers: list[str] | None = None, *, today: date | None = None, data: PlatformsData | None = None
+) -> list[Derived]:
+    """The GPU-hours each compute-unit tier buys: the units its price names over each GPU's burn rate."""
+    platform = _data(data).platforms[platform_id]
+    if platform.compute_units is None:
+        raise ValueError(f"platform {platform_id!r} sells no compute units in the platforms data")
+    derived = []
+    for tier_id in tiers or platform.compute_units.tiers:
+        tier = platform.tiers[tier_id]
+        price, rates = tier.price[0], tier.quotas[0]
+        units = _number(price, r"([\d,]+) compute units")
+        per = " a month" if "compute units a month" in price.value else ""
+        burn = {gpu: _number(rates, rf"{re.escape(gpu)} (\d+(?:\.\d+)?)") for gpu in platform.compute_units.gpus}
+        hours = " or ".join(f"{units / rate:,.0f} {gpu} hours" for gpu, rate in burn.items())
+        rates_text = ", ".join(f"{gpu} {rate:.2f}" for gpu, rate in burn.items())
+        inputs = (
+            ShownFact(f"{units:,.0f} units{per}", _source(price, today)),
+            ShownFact(f"units burnt at {rates_text} an hour", _source(rates, today)),
+        )
+        derived.append(Derived(tier.name, f"≈ {hours}{per}", inputs))
+    return derived
+
+
+def _derived_cell(derived: list[Derived]) -> dict[str, Any]:
+    """Derived figures for one cell: an input every line shares (a burn rate) is cited once, after them."""
+    common = [i for i in derived[0].inputs if all(i in d.inputs for d in derived)] if len(derived) > 1 else []
+    lines = [{"label": d.label, "text": d.text, "inputs": [i for i in d.inputs if i not in common]} for d in derived]
+    return {"lines": lines, "common": common}
+
+
+def _headline(platform: Platform, tier: Tier, tier_id: str) -> dict[str, list[Fact]]:
+    """A tier's headline facts by question; what paying buys is the platform's own statement, else the
+    price (a tier selling compute units shows its price, and the hours it buys beside it)."""
+    rows = {label: tier.field(field)[:1] for field, label in HEADLINE_FIELDS.items()}
+    units = platform.compute_units
+    sells_units = units is not None and tier_id in units.tiers
+    rows[PAID_LABEL] = tier.price[:1] if sells_units or not platform.paid else platform.paid
+    return rows
+
+
+def _verdict_rows(platform: Platform) -> dict[str, list[Fact]]:
+    """The verdict's facts: the first tier's headline, except that a platform selling compute units
+    shows the hours they buy instead of the free tier's price."""
+    tier_id, tier = next(iter(platform.tiers.items()))
+    rows = _headline(platform, tier, tier_id)
+    if platform.compute_units and not platform.paid:
+        rows[PAID_LABEL] = []
+    return rows
+
+
+def verdict_facts(platform: Platform) -> list[Fact]:
+    """Every fact a platform's verdict shows, for the blocks below it to leave out."""
+    return [fact for facts in _verdict_rows(platform).values() for fact in facts]
+
+
+def verdict(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
+    """The answer a platform page opens with: its GPU, GPU hours, session length, what survives a
+    restart and what paying buys, each from its source (hours bought are derived, with their inputs)."""
+    data = _data(data)
+    platform = data.platforms[platform_id]
+    tier = next(iter(platform.tiers.values()))
+    derived = unit_hours(platform_id, today=today, data=data) if platform.compute_units else []
+    rows = [
+        {
+            "label": label,
+            "facts": [_shown(fact, today) for fact in facts],
+            "derived": _derived_cell(derived) if label == PAID_LABEL and derived else None,
+        }
+        for label, facts in _verdict_rows(platform).items()
+    ]
+    return render("verdict.html", title=f"{platform.name}, {tier.name.lower()} tier", rows=rows)
+
+
+def glance_table(refs: list[str], *, here: str, today: date | None = None, data: PlatformsData | None = None) -> str:
+    """One row per tier ('platform/tier'), one column per verdict question, each cell the tier's
+    headline fact; a cell equal to the one above it joins it. ``here`` is the page showing the table,
+    for the links to each platform's page."""
+    data = _data(data)
+    rows: list[dict[str, Any]] = []
+    above: dict[str, Any] = {}
+    for ref in refs:
+        platform, tier = data.tier(ref)
+        platform_id, _, tier_id = ref.partition("/")
+        units = platform.compute_units
+        cells = []
+        for label, facts in _headline(platform, tier, tier_id).items():
+            derived = (
+                unit_hours(platform_id, [tier_id], today=today, data=data)
+                if label == PAID_LABEL and units is not None and tier_id in units.tiers
+                else []
+            )
+            if not derived and above.get(label) is not None and above[label]["key"] == facts:
+                above[label]["span"] += 1
+                cells.append(None)
+                continue
+            shown = [_shown(f, today) for f in facts]
+            cell = {"key": facts, "span": 1, "facts": shown, "derived": _derived_cell(derived) if derived else None}
+            above[label] = cell
+            cells.append(cell)
+        name = _page(platform, tier, here)
+        # A row about the page showing the table links nowhere.
+        rows.append({"name": name if platform.page != here else {**name, "href": None}, "cells": cells})
+    return render("glance_table.html", questions=[*HEADLINE_FIELDS.values(), PAID_LABEL], rows=rows)
+
+
+def glance_facts(refs: list[str], *, data: PlatformsData | None = None) -> list[Fact]:
+    """Every fact `glance_table` shows for ``refs``, for a page's other blocks to leave out."""
+    data = _data(data)
+    found = []
+    for ref in refs:
+        platform, tier = data.tier(ref)
+        found += [f for facts in _headline(platform, tier, ref.partition("/")[2]).values() for f in facts]
+    return found
 
 
 def sources(platform_id: str, *, today: date | None = None, data: PlatformsData | None = None) -> str:
