@@ -372,16 +372,17 @@ def test_the_scatter_names_points_without_overlapping_names():
     assert len(boxes) >= 0.75 * len(frame)
 
 
-def test_buy_a_card_lists_recent_cards_and_folds_the_older_ones(monkeypatch):
+def test_buy_a_card_lists_recent_cards_and_the_history_page_the_older_ones(monkeypatch):
     from benchlib.core import freshness
 
     monkeypatch.setenv(freshness.BUILD_DATE_ENV, "2026-11-26")
-    html = blocks.buy_table()
-    current, older = html.split("<details", 1)
+    current, older = blocks.buy_table(), blocks.older_cards()
     names = lambda part: re.findall(r"<tr><td>([^<]+)</td>", part)  # noqa: E731
     assert "K80" in names(older) and "K80" not in names(current)
     assert {"GeForce RTX 5090", "GeForce RTX 4090"} <= set(names(current))
     cutoff = 2026 - blocks.CURRENT_CARD_YEARS
     assert all(find_gpu(n).year.value >= cutoff for n in names(current))
     assert all(find_gpu(n).year.value < cutoff for n in names(older))
-    assert f"launched before {cutoff}" in older
+    # The guide keeps no folded history: it points to the page that has the older cards.
+    assert "<details" not in current and 'href="../../history/"' in current
+    assert f"launched before {cutoff}" in current and f"launched before {cutoff}" in older

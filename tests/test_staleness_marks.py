@@ -53,6 +53,7 @@ EXEMPT = {
     "sixteen_bit_ceiling": "hardware specifications, fixed at launch",
     "bandwidth_vs_compute": "hardware specifications, fixed at launch",
     "what_fits": "predictions from hardware specifications",
+    "precision_batches": "predictions from hardware specifications",
     "models_table": "no dates",
     "measured_results": "benchlib's own measurements, dated and versioned",
     "measured_vs_predicted": "benchlib's own measurements, dated and versioned",
@@ -60,6 +61,9 @@ EXEMPT = {
     "score_block": "benchlib's own measurements, dated and versioned",
     "notebook_markdown": "the notebook's code and this build's outputs, no dated facts",
     "build_stamp": "the build date itself, which the marks count from",
+    "time_budget": "benchlib contribute's time budget, from its code",
+    "kept_table": "the fields of the results format, no dates",
+    "lottery": "each bar's month is in its label: a session's date is what the chart shows",
     "reference_table": "benchlib's own measurement, dated and versioned",
     "thresholds_table": "methodology, no dates",
     "score_tests_table": "methodology, no dates",
@@ -107,6 +111,7 @@ def _platform_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
     data = load_platforms()
     for pid, platform in data.platforms.items():
         refs = [(f"{pid}/{tid}", field) for tid in platform.tiers for field in TIER_FIELDS]
+        yield "verdict", lambda pid=pid: platform_blocks.verdict(pid)
         yield "tier_table", lambda pid=pid: platform_blocks.tier_table(pid)
         yield "fact_list", lambda refs=refs: platform_blocks.fact_list(refs)
         yield "detection_table", lambda pid=pid: platform_blocks.detection_table(pid)
@@ -115,6 +120,7 @@ def _platform_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
             yield "history_list", lambda pid=pid: platform_blocks.history_list(pid)
     all_tiers = [f"{pid}/{tid}" for pid, p in data.platforms.items() for tid in p.tiers]
     yield "limits_table", lambda: platform_blocks.limits_table(all_tiers)
+    yield "glance_table", lambda: platform_blocks.glance_table(all_tiers, here="platforms/index.md")
     yield "decision_table", lambda: platform_blocks.decision_table()
     for workload in sorted(set(site_data().frame.query("source == 'reported'")["workload"])):
         yield "reported_table", lambda workload=workload: platform_blocks.reported_table(workload)
@@ -130,6 +136,8 @@ def _buying_guide_blocks() -> Iterator[tuple[str, Callable[[], str]]]:
     yield "free_tiers", lambda: fit_blocks.free_tiers(frame)
     yield "rent_table", lambda: fit_blocks.rent_table(frame)
     yield "buy_table", lambda: fit_blocks.buy_table(frame)
+    yield "older_cards", lambda: fit_blocks.older_cards(frame)
+    yield "recommendations", fit_blocks.recommendations
     yield "reported_largest_batches", fit_blocks.reported_largest_batches
     yield "advice_history", fit_blocks.advice_history
 
@@ -194,6 +202,8 @@ def test_every_block_with_reported_figures_or_prices_shows_dated_figures(build) 
         "price_performance",
         "rent_table",
         "buy_table",
+        "older_cards",
+        "recommendations",
         "reported_largest_batches",
         "advice_history",
         "chart",

@@ -36,8 +36,10 @@ from benchlib.site import speed_check as speed
 from benchlib.site.charts import Scatter, chart_spec, plotted_rows, scatter_spec, value_text
 from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
 from benchlib.site.figures import figure_context
+from benchlib.site.llm_speed import COST_MODEL, cheapest_price, costs, rate_text, usd_text
+from benchlib.site.llm_speed import TABLE as LLM_TABLE
 from benchlib.site.platform_pages import Source, dated_text, fact_flags
-from benchlib.site.render import render
+from benchlib.site.render import page_link, render
 from benchlib.site.sources import read_table
 from benchlib.workloads import (
     LARGEST_BATCH,
@@ -263,6 +265,23 @@ def measured_overhead(frame: pd.DataFrame) -> dict[str, Any] | None:
         "searches": len(overheads),
         "devices": ", ".join(sorted(dict.fromkeys(best["device_name"].astype(str)))),
     }
+
+
+def precision_batches(gpus: list[str], frame: pd.DataFrame | None = None) -> str:
+    """For the mixed-precision guide: on each of ``gpus``, the largest batch of each model of the
+    matrix in fp32 and in fp16 mixed precision, and how many times larger the fp16 one is (predicted)."""
+    frame = _site_predictions() if frame is None else frame
+    index = _batches(frame)
+    fp32, fp16 = matrix_dtypes()
+    rows = []
+    for gpu in gpus:
+        for model in matrix_models():
+            batches = index.get((gpu, model["name"]), {})
+            low, high = batches.get(fp32), batches.get(fp16)
+            ratio = f"{high / low:.1f}×" if low and high else ""
+            rows.append([gpu, model["title"], _batch_text(low), _batch_text(high), ratio])
+    head = ["GPU", "Model", f"{fp32} largest batch", f"{fp16} mixed precision", "fp16 over fp32"]
+    return render("table.html", head=head, rows=rows)
 
 
 def models_table() -> str:
@@ -559,6 +578,87 @@ def bandwidth_vs_compute() -> str:
 # ----------------------------------------------------------------------------- recommendations
 
 
+# The 7–8B model the verdict speaks of: the one Can I run it? prices, so every figure of the verdict
+# is also on that page and in this one's token charts.
+VERDICT_MODEL = COST_MODEL
+HERE = "gpus/buying-guide.md"
+CAN_I_RUN_IT = "gpus/can-i-run-it.md"
+# The fine-tuning modes of the first line, as Can I run it? keys and names them.
+TUNING_MODES = (("qlora", "QLoRA"), ("lora", "LoRA"))
+
+
+def _cheapest_tuning(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per GPU that trains the verdict model cheapest in some mode: its price and $ per million tokens
+    in each mode it wins (one GPU usually wins both)."""
+    winners: dict[str, dict[str, Any]] = {}
+    for mode, name in TUNING_MODES:
+        trained = [c for c in found if c["training"][mode]["usd"] is not None]
+        if not trained:
+            continue
+        best = min(trained, key=lambda c: c["training"][mode]["usd"])
+        entry = winners.setdefault(
+            best["column"]["label"], {"gpu": best["column"]["label"], "price": best["price"], "modes": []}
+        )
+        entry["modes"].append({"mode": name, "usd": usd_text(best["training"][mode]["usd"])})
+    return list(winners.values())
+
+
+def recommendations() -> str:
+    """The verdict the guide opens with: one line per use, each answer taken from the predictions and
+    dated prices the page shows further down (Can I run it?'s table for `VERDICT_MODEL`, its costs,
+    the free tiers), each figure with its source or marked predicted."""
+    from benchlib.catalog.platforms import load_platforms
+
+    table = read_table(LLM_TABLE)
+    row = next(r for r in table["rows"] if r["model"] == VERDICT_MODEL)
+    singles = [c for c in table["columns"] if c["count"] == 1]
+    found = costs(VERDICT_MODEL)
+    platforms = load_platforms().platforms
+    free_gpu = FREE_TIERS[0][2]
+    free_column = next(c for c in singles if c["gpu"] == free_gpu)
+    prices = [
+        (platforms[p].name, platforms[p].tiers[t].field("price")[0]) for p, t, gpu in FREE_TIERS if gpu == free_gpu
+    ]
+    # A free offer whose price may be out of date stays in the Start free table, not in the verdict.
+    free = [
+        {"name": name, "price": _cited(price, note=False)}
+        for name, price in prices
+        if not any(flag.kind == "stale" for flag in fact_flags(price))
+    ]
+    served = min((c for c in found if c["served"] is not None), key=lambda c: c["served"], default=None)
+    rates = [(row["training_tokens_per_s"]["lora"][c["key"]], c) for c in singles]
+    rate, fastest = max(((r, c) for r, c in rates if r is not None), key=lambda rc: rc[0])
+    fastest_price = cheapest_price(find_gpu(fastest["gpu"]))
+    rent_first = min(found, key=lambda c: c["price"].usd_per_hour, default=None)
+    return render(
+        "buying_verdict.html",
+        model=row["title"],
+        free=free,
+        free_gpu=free_column["label"],
+        free_qlora=row["cells"]["qlora"][free_column["key"]],
+        tuning=_cheapest_tuning(found),
+        served=(
+            {"gpu": served["column"]["label"], "usd": usd_text(served["served"]), "price": served["price"]}
+            if served
+            else None
+        ),
+        rent_first=({"gpu": rent_first["column"]["label"], "price": rent_first["price"]} if rent_first else None),
+        fastest={
+            "gpu": fastest["label"],
+            "rate": rate_text(rate),
+            "price": fastest_price,
+        },
+        full_fits=[c["label"] for c in singles if row["cells"]["train"][c["key"]]],
+        links={
+            "qlora": page_link(f"{CAN_I_RUN_IT}#qlora-{VERDICT_MODEL}", HERE),
+            "costs": page_link(f"{CAN_I_RUN_IT}#what-it-costs", HERE),
+            "train": page_link(f"{CAN_I_RUN_IT}#train-{VERDICT_MODEL}", HERE),
+            "fit": page_link(CAN_I_RUN_IT, HERE),
+            "multi_gpu": page_link("guides/multi-gpu.md", HERE),
+        },
+    )
+
+
 def _fits(index: dict[tuple[str, str], dict[str, int]], gpu: str) -> list[dict[str, str]]:
     return [
         {"model": m["name"], "text": _batch_text(index.get((gpu, m["name"]), {}).get(RECOMMENDED_DTYPE))}
@@ -617,44 +717,55 @@ def rent_table(frame: pd.DataFrame | None = None) -> str:
 
 # "Buy a card" lists cards launched in the last four years: NVIDIA's cards come about every two
 # years (consumer: 2018, 2020, 2022, 2025), so an older card has two newer generations, and its
-# launch price says little about what it costs now. Older cards follow, folded, for history.
+# launch price says little about what it costs now. The older ones are on the History page.
 CURRENT_CARD_YEARS = 4
+BUY_HEAD = ["GPU", "Usable memory", "Launch price (dated)"]
 
 
-def buy_table(frame: pd.DataFrame | None = None) -> str:
+def _cards(frame: pd.DataFrame | None, current: bool) -> tuple[list[dict[str, Any]], int]:
     """GPUs with a launch price in the specs, cheapest first, with what trains on each (predicted,
-    fp16): the cards of the last `CURRENT_CARD_YEARS` years, then the older ones, folded."""
+    fp16): those launched in the last `CURRENT_CARD_YEARS` years, or the older ones; and the first
+    year that counts as recent."""
     frame = _site_predictions() if frame is None else frame
     index = _batches(frame)
     gpus = gpu_frame().loc[list(dict.fromkeys(frame["gpu"]))]
     cards = sorted((g for g in gpus.to_dict("records") if g["launch_price"]), key=lambda g: g["launch_price"].value)
     since = build_date().year - CURRENT_CARD_YEARS
 
-    def launched(g: dict[str, Any]) -> int | None:
+    def recent(g: dict[str, Any]) -> bool:
         year = find_gpu(g["gpu"]).year
-        return int(year.value) if year else None
+        # A card without a launch year is shown with the recent ones rather than hidden as history.
+        return year is None or int(year.value) >= since
 
-    def rows(current: bool) -> list[dict[str, Any]]:
-        return [
-            {
-                "cells": [
-                    g["gpu"],
-                    format_bytes(g["memory"].usable_bytes),
-                    _sourced(f"${g['launch_price'].value:,.0f}", g["launch_price"], note=False),
-                ],
-                "fits": _fits(index, g["gpu"]),
-            }
-            for g in cards
-            if ((launched(g) or since) >= since) == current
-        ]
+    rows = [
+        {
+            "cells": [
+                g["gpu"],
+                format_bytes(g["memory"].usable_bytes),
+                _sourced(f"${g['launch_price'].value:,.0f}", g["launch_price"], note=False),
+            ],
+            "fits": _fits(index, g["gpu"]),
+        }
+        for g in cards
+        if recent(g) == current
+    ]
+    return rows, since
 
-    head = ["GPU", "Usable memory", "Launch price (dated)"]
+
+def buy_table(frame: pd.DataFrame | None = None) -> str:
+    """The cards of the last `CURRENT_CARD_YEARS` years to buy, cheapest first, with what trains on
+    each (predicted, fp16), and where the older ones went."""
+    rows, since = _cards(frame, current=True)
     return render(
-        "buying_buy.html",
-        current=_offers("buy", head, rows(True)),
-        older=_offers("buy-older", head, rows(False)),
-        since=since,
+        "buying_buy.html", current=_offers("buy", BUY_HEAD, rows), since=since, history=page_link("history.md", HERE)
     )
+
+
+def older_cards(frame: pd.DataFrame | None = None) -> str:
+    """For the History page: the cards launched before the recent ones, with their launch prices
+    and what trains on each (predicted, fp16)."""
+    rows, since = _cards(frame, current=False)
+    return render("buying_older.html", older=_offers("buy-older", BUY_HEAD, rows), since=since)
 
 
 # ----------------------------------------------------------------------------- history
