@@ -1,4 +1,4 @@
-# The seeds' hardware commands. In a notebook, put %%bash on the first line of the cell.
+# Hardware checks, one per line. In a notebook, put %%bash on the first line of the cell.
 nvidia-smi                              # GPU model, memory (MiB), driver, running processes
 grep -m1 "model name" /proc/cpuinfo     # CPU model
 grep -c ^processor /proc/cpuinfo        # logical cores
