@@ -1,5 +1,5 @@
 """The `benchlib` command: probe, list, run, show, validate, import, schema, score, facts, fit, predict,
-max-batch, launch, campaign, tables.
+max-batch, launch, campaign, contribute, tables.
 
 Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported), a file
 is invalid, or the results file can't be written (a full disk); 2 usage error, with a one-line
@@ -17,6 +17,7 @@ import typer
 
 from benchlib.cli import (
     campaign,
+    contribute,
     facts,
     fit,
     import_results,
@@ -59,6 +60,7 @@ COMMANDS = {
     "fit": fit.fit,
     "predict": predict.predict,
     "campaign": campaign.campaign,
+    "contribute": contribute.contribute,
     "tables": tables.tables,
 }
 for name, command in COMMANDS.items():

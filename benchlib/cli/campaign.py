@@ -17,15 +17,13 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.text import Text
 
 from benchlib.cli.output import DETAIL_INDENT, Wrapped, console, err, print_error, usage_error
+from benchlib.core.budgets import DEFAULT_MINUTES, TINY_MINUTES
 from benchlib.core.units import format_bytes
 from benchlib.measure import campaign as plan_module
 from benchlib.measure.isolation import prestart
 from benchlib.results.schema import FAILED_STATUSES
 
 DEVICES = ("auto", "cuda", "cpu")
-# A tiny run takes two or three minutes on an idle CPU; the budget is a ceiling, and this one keeps
-# every step on a loaded machine too (a 3-minute budget skipped the max-batch steps under load).
-TINY_MINUTES = 5.0
 
 
 def campaign(
@@ -54,6 +52,14 @@ def campaign(
     of fit's models and of two small language models against fit's prediction, and the long
     matmul sweep; then print one table of predicted against measured, with the error of each.
     """
+    state = measure(device, tiny, minutes, out)
+    if report(state):
+        raise typer.Exit(1)
+
+
+def measure(device: str, tiny: bool, minutes: float | None, out: Path) -> plan_module.Campaign:
+    """Probe this machine and run the campaign's steps into ``out``; a usage error, a full disk or
+    an interrupt ends the command with its message (and every file written so far kept)."""
     from benchlib import probe
     from benchlib.backends import DeviceUnavailable
     from benchlib.derive.searched import fit_guess
@@ -69,7 +75,7 @@ def campaign(
         raise usage_error(
             f"benchlib campaign runs on a CUDA GPU or the CPU, and auto found {resolved}; use --device cpu"
         )
-    budget_min = minutes if minutes is not None else (TINY_MINUTES if tiny else plan_module.DEFAULT_MINUTES)
+    budget_min = minutes if minutes is not None else (TINY_MINUTES if tiny else DEFAULT_MINUTES)
     # The children's process server imports the frameworks while this process probes the machine.
     prestart(plan_module.preload_modules(tiny))
     machine = probe.probe_machine(results_dir=str(out))
@@ -94,7 +100,7 @@ def campaign(
             f"[yellow]interrupted; every file written so far is valid and kept in {escape(str(out))}[/]", soft_wrap=True
         )
         raise typer.Exit(130)
-    report(state)
+    return state
 
 
 def run_with_progress(state: plan_module.Campaign, steps: list[plan_module.Step]) -> None:
@@ -133,8 +139,9 @@ def _value(value: float, unit: str) -> str:
     return f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
 
 
-def report(state: plan_module.Campaign) -> None:
-    """The table of predicted against measured, the sweep comparison, what was skipped and the files."""
+def report(state: plan_module.Campaign) -> int:
+    """Print the table of predicted against measured, the sweep comparison, what was skipped and
+    the files; return how many steps and measurements failed."""
     from benchlib.derive.checks import checks, sweeps
     from benchlib.results.store import read_results
     from benchlib.workloads import LARGEST_BATCH, checked_by
@@ -186,4 +193,4 @@ def report(state: plan_module.Campaign) -> None:
         err.print(Text(f"wrote {path}"), soft_wrap=True)
     if state.failed or failed:
         err.print(f"[red]{len(state.failed) + len(failed)} failure(s); everything else is kept in the files.[/]")
-        raise typer.Exit(1)
+    return len(state.failed) + len(failed)

@@ -13,20 +13,26 @@ from benchlib.cli.output import console, err, usage_error
 
 
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Results files or folders (searched recursively).")],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Results files, contributions or folders (searched recursively).")
+    ],
 ) -> None:
-    """Check results files against the schema; report every bad file and exit 1 if any.
+    """Check results files and contributions against the schema; report every bad file and exit 1 if any.
+
+    A contribution must also carry nothing a contribution doesn't keep (each such field is named)
+    and no file path.
 
     Values no real run can produce (above the device's peak, zero times, ...) are listed as
     implausible: they don't fail validation, but every reader marks them invalid.
     """
+    from benchlib.results.contribution import read_runs
     from benchlib.results.plausibility import findings
-    from benchlib.results.store import read_results, validate_paths
+    from benchlib.results.store import validate_paths
 
     good, bad = validate_paths(paths)
     for path in good:
         # Not an error: such values are kept and marked invalid wherever the file is read.
-        for problem in findings(read_results(path, mark_implausible=False)):
+        for problem in (p for run in read_runs(path, mark_implausible=False) for p in findings(run)):
             err.print(Text.assemble(("implausible ", "yellow"), f"{path}: {problem}"), soft_wrap=True)
     for exc in bad:
         err.print(f"[red]invalid[/] {escape(exc.path)}")

@@ -28,7 +28,6 @@ from benchlib.measure.max_batch import TrialRequest
 from benchlib.models.trainable import MODELS
 from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord
 
-DEFAULT_MINUTES = 9.0
 FIT_DTYPES = ("fp16", "fp32")
 TINY_FIT_MODELS = ("unet",)
 # Two small shipped models: a trial of each fits a free T4's memory at batch 1.

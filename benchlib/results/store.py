@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 import benchlib
 from benchlib.core.files import stale_temp_files, write_atomically
@@ -25,7 +25,8 @@ class ResultsError(ValueError):
         super().__init__(f"{path}: " + "; ".join(problems))
 
 
-def _describe(error: ValidationError) -> list[str]:
+def describe(error: ValidationError) -> list[str]:
+    """Each of pydantic's errors as "field 'a.b': message"."""
     out = []
     for e in error.errors():
         field = ".".join(str(part) for part in e["loc"]) or "(top level)"
@@ -49,12 +50,8 @@ def _non_finite(data: object) -> list[str]:
     return sorted(out)
 
 
-def read_results(path: Path | str, *, mark_implausible: bool = True) -> ResultsFile:
-    """Read and validate a results file; ResultsError names the file and the field on any problem.
-
-    Values no real run can produce (above the device's peak, zero times, ...) come back marked
-    'invalid' with the reason, unless ``mark_implausible`` is False (to inspect the file as written).
-    """
+def load_json(path: Path | str) -> dict:
+    """The JSON object in ``path``; ResultsError says what is wrong with a file that isn't one."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -74,10 +71,28 @@ def read_results(path: Path | str, *, mark_implausible: bool = True) -> ResultsF
     non_finite = _non_finite(data)
     if non_finite:
         raise ResultsError(path, non_finite)
+    return data
+
+
+def read_results(path: Path | str, *, mark_implausible: bool = True) -> ResultsFile:
+    """Read and validate a results file; ResultsError names the file and the field on any problem.
+
+    Values no real run can produce (above the device's peak, zero times, ...) come back marked
+    'invalid' with the reason, unless ``mark_implausible`` is False (to inspect the file as written).
+    """
+    path = Path(path)
+    data = load_json(path)
+    if "contribution" in data:
+        raise ResultsError(
+            path,
+            [
+                "a contribution, not one run's results: file its runs with benchlib import, or check it with benchlib validate"
+            ],
+        )
     try:
         results = ResultsFile.model_validate(data)
     except ValidationError as exc:
-        raise ResultsError(path, _describe(exc)) from exc
+        raise ResultsError(path, describe(exc)) from exc
     except RecursionError as exc:
         raise ResultsError(path, ["nested too deeply to be a results file"]) from exc
     try:
@@ -124,12 +139,15 @@ def write_results(results: ResultsFile, path: Path | str) -> Path:
     file is checked to read back before it replaces anything, so a value JSON can't carry (NaN
     becomes null) fails here, loudly, instead of leaving an unreadable file.
     """
-    path = Path(path)
-    payload = results.model_dump_json(indent=2, exclude_none=True)
+    return write_json_text(ResultsFile, path, results.model_dump_json(indent=2, exclude_none=True))
+
+
+def write_json_text(model: type[BaseModel], path: Path | str, payload: str) -> Path:
+    """Write ``payload`` atomically once it reads back as ``model``; ResultsError names what wouldn't."""
     try:
-        ResultsFile.model_validate_json(payload)
+        model.model_validate_json(payload)
     except ValidationError as exc:
-        raise ResultsError(path, ["would not read back: " + p for p in _describe(exc)]) from exc
+        raise ResultsError(path, ["would not read back: " + p for p in describe(exc)]) from exc
     return write_atomically(path, payload)
 
 
@@ -141,24 +159,33 @@ def remove_stale_temp_files(path: Path | str) -> list[Path]:
     return stale
 
 
-def iter_result_paths(paths: Iterable[Path | str] | Path | str) -> Iterator[Path]:
-    """Expand files and folders (recursively) into results JSON files, in a stable order."""
+def iter_result_paths(paths: Iterable[Path | str] | Path | str, *, contributions: bool = False) -> Iterator[Path]:
+    """Expand files and folders (recursively) into results JSON files, in a stable order.
+
+    In a folder, contributions (``contributed/``, ``contribution-*.json``) are left out unless
+    ``contributions``: they are an inbox, not results, until `benchlib import` files their runs.
+    """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     for p in paths:
         p = Path(p)
-        if p.is_dir():
-            yield from sorted(q for q in p.rglob("*.json") if not q.name.startswith("."))
-        else:
+        if not p.is_dir():
             yield p
+            continue
+        for q in sorted(p.rglob("*.json")):
+            inbox = "contributed" in q.relative_to(p).parts[:-1] or q.name.startswith("contribution-")
+            if not q.name.startswith(".") and (contributions or not inbox):
+                yield q
 
 
 def validate_paths(paths: Iterable[Path | str]) -> tuple[list[Path], list[ResultsError]]:
     """Check every file; returns (valid files, errors) instead of stopping at the first."""
+    from benchlib.results.contribution import read_runs
+
     good, bad = [], []
-    for path in iter_result_paths(paths):
+    for path in iter_result_paths(paths, contributions=True):
         try:
-            read_results(path)
+            read_runs(path)
             good.append(path)
         except ResultsError as exc:
             bad.append(exc)
