@@ -87,3 +87,15 @@ def test_recommendations_start_free_and_carry_dated_prices(guide):
     prices = [float(m) for m in re.findall(r"\$(\d+\.\d\d)", " ".join(rent.all_inner_texts()))]
     assert prices and prices[0] == min(prices), "cheapest listed price first"
     assert guide.locator("ul.fg-advice[data-guide='dettmers-2023'] .fg-badge--unverified").count() >= 1
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_verdict_is_on_the_first_screen_and_links_to_can_i_run_it(page, site_url, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(urljoin(site_url, PAGE), wait_until="networkidle")
+    lines = page.locator("ul.fg-verdict > li")
+    assert lines.count() == 4
+    bottom = page.evaluate("document.querySelector('ul.fg-verdict').getBoundingClientRect().bottom")
+    assert bottom <= 900, f"the verdict ends at {bottom:.0f} px"
+    for i in range(lines.count()):
+        assert lines.nth(i).locator("a[href*='can-i-run-it']").count() == 1
