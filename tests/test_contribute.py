@@ -266,7 +266,7 @@ def test_a_tiny_contribution_on_this_cpu_validates_and_holds_nothing_of_this_mac
     out = tmp_path / "contribution-try"
     [path] = out.glob("contribution-*.json")
     check = subprocess.run(
-        [sys.executable, "-m", "benchlib", "validate", str(path)], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "benchlib.cli", "validate", str(path)], capture_output=True, text=True, env=env
     )
     assert check.returncode == 0, check.stdout + check.stderr
     text = path.read_text()
