@@ -1,7 +1,7 @@
 """Searching the site for what readers typed on 2026-11-25 lands on the page that answers it.
 
-Material's search (lunr, in the page) on the MkDocs build; Zensical ships a search engine of its
-own, whose ranking is its own.
+Both builders: Material's search (lunr, in the page) on the MkDocs build, and Zensical's own search
+engine and dialog, whose ranking is its own, on the Zensical build.
 """
 
 from __future__ import annotations
@@ -25,15 +25,31 @@ QUERIES = [
 TOP = 3
 
 
-@pytest.mark.parametrize(("query", "answer"), QUERIES)
-def test_a_reader_s_search_lands_on_the_page_that_answers_it(page, built_site, query, answer):
-    origin = built_site("mkdocs")
-    page.goto(urljoin(origin, ""), wait_until="networkidle")
+def mkdocs_results(page, query: str) -> list[str]:
     page.locator(".md-search__input").first.click()
     # Typed key by key, as a reader does: the search runs on each keystroke.
     page.locator("input.md-search__input").press_sequentially(query, delay=20)
     results = page.locator(".md-search-result__item > .md-search-result__link")
     expect(results.first).to_be_visible()
-    paths = [urlparse(urljoin(origin, results.nth(i).get_attribute("href"))).path for i in range(results.count())]
+    return results.evaluate_all("links => links.map(a => a.getAttribute('href'))")
+
+
+def zensical_results(page, query: str) -> list[str]:
+    page.keyboard.press("/")  # opens Zensical's search dialog, as its header button does
+    page.get_by_role("combobox", name="Search").press_sequentially(query, delay=20)
+    results = page.get_by_role("listbox", name="Search results").get_by_role("option")
+    expect(results.first).to_be_visible()
+    return results.evaluate_all("links => links.map(a => a.getAttribute('href'))")
+
+
+# Each builder's way to search; `builder` (tests/browser/conftest.py) runs the test once per builder.
+SEARCH = {"mkdocs": mkdocs_results, "zensical": zensical_results}
+
+
+@pytest.mark.parametrize(("query", "answer"), QUERIES)
+def test_a_reader_s_search_lands_on_the_page_that_answers_it(page, built_site, builder, query, answer):
+    origin = built_site(builder)
+    page.goto(urljoin(origin, ""), wait_until="networkidle")
+    paths = [urlparse(urljoin(origin, href)).path for href in SEARCH[builder](page, query)]
     pages = list(dict.fromkeys(paths))[:TOP]
     assert "/" + answer in pages, (query, pages)
