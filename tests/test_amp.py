@@ -53,6 +53,7 @@ def test_torch_steps_use_autocast_and_only_fp16_uses_the_grad_scaler(machine):
     }
 
 
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_fp16_step_with_grad_scaler_trains():
     """The fp16 path (CUDA in real runs) is the same code: autocast + GradScaler; on the CPU it runs too."""
     import torch

@@ -27,6 +27,7 @@ def records():
     return run_workload(w, RunContext(device="cpu", machine=TEST_CPU, size="quick"), "cpu")
 
 
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_the_cpu_backends_give_one_tflops_figure_per_pass_and_mask(records):
     ok = [r for r in records if r.status == "ok"]
     settings = {(r.params["backend"], r.params["pass"], r.params["mask"]) for r in ok}

@@ -53,6 +53,7 @@ def test_the_notebook_cells_install_and_contribute(tmp_path, cell, out):
     assert calls == [["pip", *INSTALL_FROM_GITHUB], ["benchlib", "contribute", "--out", out]]
 
 
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_the_maintainers_import_files_the_inbox_and_empties_it(tmp_path):
     from test_contribute import ready_file
 

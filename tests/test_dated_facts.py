@@ -40,6 +40,7 @@ def test_prices_age_but_hardware_specs_do_not() -> None:
     assert prices and all(f.ages for f in prices)
 
 
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_the_command_lists_old_facts_oldest_first_with_source_and_age() -> None:
     result = runner.invoke(app, ["facts", "--older-than", "12"])
     assert result.exit_code == 0, result.output

@@ -152,6 +152,7 @@ def test_transformers_names_map_to_llama_cpps_tensor_roles(name, role):
 @pytest.mark.parametrize(
     ("file_type", "default"), [("gguf-q4_k_m", "Q4_K"), ("gguf-q5_k_m", "Q5_K"), ("gguf-q8_0", "Q8_0")]
 )
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_gguf_weights_are_llama_cpps_mix_over_the_models_depth(file_type, default):
     model = tiny_llama()
     linears = {"attn_q": (HIDDEN, HIDDEN), "attn_k": (KV, HIDDEN), "attn_v": (KV, HIDDEN)}

@@ -296,7 +296,8 @@ def tiny_config(tmp_path, **fields) -> str:
     return str(config)
 
 
-@pytest.mark.parametrize("mode", ["inference", pytest.param("lora", marks=pytest.mark.slow)])
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
+@pytest.mark.parametrize("mode", ["inference", "lora"])
 def test_two_gpus_split_the_layers_and_answer_for_the_fullest(tmp_path, mode):
     config = tiny_config(tmp_path, num_hidden_layers=8)
     flags = ["--model", config, "--gpu", "T4", "--mode", mode, "--seq-len", "256", "--json"]
@@ -314,7 +315,8 @@ def test_two_gpus_split_the_layers_and_answer_for_the_fullest(tmp_path, mode):
     assert "layers split over 2 GPUs" in two["method"]
 
 
-@pytest.mark.parametrize("mode", ["inference", pytest.param("lora", marks=pytest.mark.slow)])
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
+@pytest.mark.parametrize("mode", ["inference", "lora"])
 def test_data_parallel_puts_the_whole_model_on_each_gpu(tmp_path, mode):
     config = tiny_config(tmp_path, num_hidden_layers=8)
     flags = ["--model", config, "--gpu", "T4", "--mode", mode, "--seq-len", "256", "--json"]

@@ -133,6 +133,7 @@ def test_traced_peak_counts_weights_gradients_and_optimizer_state():
     assert all(isinstance(p, torch._subclasses.fake_tensor.FakeTensor) for p in tracer.step.model.parameters())
 
 
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_predicted_max_batch_is_the_boundary_of_traced_peaks():
     predictor = Predictor("unet", size="small", foreach=None)
     budget = memory_limit(40 * MIB)

@@ -46,6 +46,7 @@ def test_a_config_this_machine_cannot_read_keeps_its_name_and_gets_no_prediction
     assert fit_prediction(missing, None) is None
 
 
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_a_capped_cpu_search_gets_a_prediction_that_grows_with_the_batch():
     prediction = fit_prediction(SEARCHES[0], None)
     assert prediction is not None and prediction.max_batch >= 1

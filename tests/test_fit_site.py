@@ -57,6 +57,7 @@ def frame():
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_predictions_agree_with_a_verified_prediction_per_gpu(tmp_path):
     rows = table.predictions(
         models=("unet",), dtypes=("fp16",), gpus=("T4", "A100 40GB SXM"), size="small", cache=tmp_path

@@ -58,6 +58,7 @@ def test_gpus_lambda_never_ran_are_drawn_as_predicted_bars(throughput, compared)
     assert blocks.RESNET50_TITLE in throughput
 
 
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_the_data_table_lists_each_predicted_gpu_at_its_batch(throughput):
     rows = re.findall(r"<tr>(.*?)</tr>", throughput)
     for gpu, _, value in unrun_gpus():
@@ -109,6 +110,7 @@ def test_every_compared_row_shows_reported_predicted_and_error(comparison, compa
     assert "as of 2024-03-01" in comparison and "github.com/lambdal/deeplearning-benchmark" in comparison
 
 
+@pytest.mark.slow  # `compared` traces every GPU's prediction anew
 def test_each_half_and_all_rows_show_their_median_and_worst_error(comparison, compared):
     rows = compared[0]
     summary = {r[0]: r for r in _table(comparison, "speed-errors")}
@@ -129,6 +131,7 @@ def test_each_half_and_all_rows_show_their_median_and_worst_error(comparison, co
         ]
 
 
+@pytest.mark.slow  # `compared` traces every GPU's prediction anew
 def test_the_rows_left_out_are_listed_with_their_reason(comparison, compared):
     for skipped in compared[1]:
         item = re.search(
@@ -138,6 +141,7 @@ def test_the_rows_left_out_are_listed_with_their_reason(comparison, compared):
         assert re.sub(r"</?code>", "`", unescape(item.group(2))).rstrip(".") == skipped.reason.rstrip(".")
 
 
+@pytest.mark.slow  # `compared` traces every GPU's prediction anew
 def test_the_pages_prose_on_where_the_errors_lean_still_holds(compared):
     """The buying guide says, in words, that AMP on the big data-centre GPUs comes out too fast and FP32 on
     most other cards too slow; the numbers must still say so (or the prose must change)."""
@@ -147,6 +151,7 @@ def test_the_pages_prose_on_where_the_errors_lean_still_holds(compared):
     assert all(r.precision == "FP32" and r.error < 0 and not re.match(r"[AH]100", r.gpu) for r in under), under
 
 
+@pytest.mark.slow  # `compared` traces every GPU's prediction anew
 def test_the_block_names_the_rows_furthest_off_each_way(comparison, compared):
     ordered = sorted(compared[0], key=lambda r: -r.error)
     sentence = re.search(r"<p>Predicted too fast by most: (.*?)</p>", comparison).group(1)
