@@ -191,11 +191,13 @@ def test_an_unfinished_run_or_a_failed_step_fails_the_check():
     assert any("max-batch unet fp16" in p for p in contribution.check.problems)
 
 
-def test_a_tiny_contribution_is_not_imported(tmp_path):
+def test_a_tiny_contribution_is_neither_imported_nor_sent_anyway(tmp_path):
     contribution = package([run()], tiny=True)
     path = write_contribution(contribution, tmp_path / file_name(contribution))
     [outcome] = import_files([path], tmp_path / "results")
     assert outcome.outcome == "invalid" and "--tiny" in outcome.reasons[0]
+    result = CliRunner().invoke(app, ["contribute", "--send-anyway", str(path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 2 and "--tiny" in result.output and "Traceback" not in result.output
 
 
 def test_contributions_are_an_inbox_the_site_does_not_read_until_imported(tmp_path):
@@ -297,16 +299,18 @@ def lottery_data(folder: Path):
     return SiteData(frame=frame, charts=chart_frames(frame), results_dir=folder, build_files=frozenset())
 
 
+@pytest.mark.slow  # loads and derives the site's frame: over 5 s here
 def test_the_gpu_lottery_shows_the_articles_figures_as_reported_until_contributions_arrive(tmp_path):
     from benchlib.site.gpu_lottery import lottery
 
     html = lottery("guides/what-did-i-get.md", lottery_data(tmp_path))
     assert 'id="chart-gpu-lottery"' in html and "<svg" in html
     assert "every bar is <strong>reported</strong>" in html
-    assert "Colab · pro · 2022-01 (2 reported)" in html  # the P100 and the V100 the article names
+    assert "Google Colab · Pro · 2022-01 (2 reported)" in html  # the P100 and the V100 the article names
     assert "contributed runs</td>" not in html
 
 
+@pytest.mark.slow  # loads and derives the site's frame: over 5 s here
 def test_the_gpu_lottery_builds_from_a_contributed_file_and_says_what_each_bar_rests_on(tmp_path):
     from benchlib.site.gpu_lottery import lottery
 
@@ -323,9 +327,10 @@ def test_the_gpu_lottery_builds_from_a_contributed_file_and_says_what_each_bar_r
         write_contribution(contribution, inbox / file_name(contribution))
     assert all(o.outcome == "imported" for o in import_files([inbox], tmp_path / "results"))
     html = lottery("guides/what-did-i-get.md", lottery_data(tmp_path / "results"))
-    assert "Colab · free · 2026-11 (1 contributed)" in html
-    assert "Colab · pro · 2026-11 (1 contributed)" in html
+    assert "Google Colab · Free · 2026-11 (1 contributed)" in html
+    assert "Google Colab · Pro · 2026-11 (1 contributed)" in html
     # A contribution replaces what articles reported for its platform and tier, and only that.
-    assert "Colab · free · 2022-01" not in html and "Colab · pro · 2022-01" not in html
-    assert "Kaggle · tier not known · 2019-03 (1 reported)" in html
+    assert "Google Colab · Free · 2022-01" not in html and "Google Colab · Pro · 2022-01" not in html
+    # Kaggle has one tier: its probe's variant is the kind of session, not a tier.
+    assert "Kaggle Notebooks · Free · 2019-03 (1 reported)" in html
     assert "<td>NVIDIA A100-SXM4-40GB</td><td>1</td><td>100 %</td><td>contributed runs</td>" in html

@@ -71,6 +71,10 @@ def contribute(
         except ResultsError as exc:
             print_error(f"{exc}; give the contribution-*.json file benchlib contribute wrote")
             raise typer.Exit(2)
+        if contribution.tiny:
+            raise usage_error(
+                f"{send_anyway} was made with --tiny, to try the command; run benchlib contribute without it"
+            )
         if not contribution.check.passed and not contribution.check.sent_anyway:
             contribution.check.sent_anyway = True
             _write(contribution, send_anyway)

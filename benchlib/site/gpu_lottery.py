@@ -3,7 +3,8 @@
 Read from the results files the site already loads: each session on a notebook platform is one
 count. Measured files count by machine and day (a contribution's runs share one probe); reported
 files, the articles this guide grew from, count by source and GPU, and their bars say so. A
-platform's tier shows where the probe or the source names it. Runtimes without a GPU (CPU, TPU)
+platform's tier shows where the probe or the source names it, or where the platform has only one.
+Runtimes without a GPU (CPU, TPU)
 are left out: they are chosen, not drawn.
 """
 
@@ -14,24 +15,30 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from benchlib.catalog.platforms import load_platforms
+from benchlib.results.schema import PlatformInfo
 from benchlib.site.data import REPORTED, SiteData, results_file, site_data
 from benchlib.site.figures import figure_context
 from benchlib.site.render import page_link, render
 
 CHART_ID = "gpu-lottery"
 CONTRIBUTE_PAGE = "benchmarks/run-it-yourself.md"
-PLATFORM_NAMES = {
-    "colab": "Colab",
-    "kaggle": "Kaggle",
-    "ai-studio": "AI Studio",
-    "studio-lab": "Studio Lab",
-    "lightning": "Lightning",
-    "paperspace": "Paperspace",
-    "hf-spaces": "HF Spaces",
-}
 CONTRIBUTED = "contributed"
 UNKNOWN_TIER = "tier not known"
 COLUMNS = ["platform", "tier", "month", "gpu", "kind", "key", "source_url", "as_of"]
+
+
+def platform_and_tier(platform: PlatformInfo) -> tuple[str, str]:
+    """The platform's and tier's names as the platform pages give them. A probe's variant names the
+    tier where it is one (a reported Colab Pro run); on a platform with one tier, that tier is it
+    (Kaggle's variant is the kind of session, not a tier)."""
+    known = load_platforms().platforms.get(platform.name)
+    if known is None:
+        return platform.name, UNKNOWN_TIER
+    if platform.variant in known.tiers:
+        return known.name, known.tiers[platform.variant].name
+    only = list(known.tiers.values())
+    return known.name, only[0].name if len(only) == 1 else UNKNOWN_TIER
 
 
 def sessions(data: SiteData) -> pd.DataFrame:
@@ -44,13 +51,13 @@ def sessions(data: SiteData) -> pd.DataFrame:
         gpus = results.machine.accelerators.nvidia if results.machine.accelerators else []
         if not gpus:
             continue
-        platform = results.machine.platform
+        platform, tier = platform_and_tier(results.machine.platform)
         reported = results.provenance.kind == REPORTED
         when = results.provenance.as_of if reported else (results.machine.probed_at or results.created).date()
         rows.append(
             {
-                "platform": PLATFORM_NAMES.get(platform.name, platform.name),
-                "tier": platform.variant or UNKNOWN_TIER,
+                "platform": platform,
+                "tier": tier,
                 "month": f"{when:%Y-%m}",
                 "gpu": gpus[0].name + (f" ×{len(gpus)}" if len(gpus) > 1 else ""),
                 "kind": REPORTED if reported else CONTRIBUTED,
