@@ -22,7 +22,6 @@ from benchlib.measure import campaign as plan
 from benchlib.results.contribution import (
     KEPT,
     file_name,
-    kept_fields,
     package,
     read_contribution,
     write_contribution,
@@ -124,12 +123,15 @@ def test_a_contribution_keeps_only_what_the_site_shows_and_scrubs_paths_and_name
     assert good == [path] and not bad
 
 
-def test_the_kept_fields_list_names_each_field_and_leaves_the_serial_out():
-    fields = kept_fields()
-    assert "machine.accelerators.nvidia[].name" in fields
-    assert "measurements[].crash.exit_code" in fields
-    assert not [f for f in fields if "uuid" in f or "disk_path" in f or f == "machine.platform.signal"]
-    assert set(KEPT) <= {f.split(".")[0].removesuffix("[]") for f in fields}
+def test_the_pages_field_table_says_what_is_kept_and_leaves_the_serial_out():
+    from benchlib.site.contribute_page import field_rows
+
+    kept = {r["field"]: r["kept"] for r in field_rows()}
+    assert kept["machine.accelerators.nvidia[].name"] and kept["measurements[].crash.exit_code"]
+    assert not kept["machine.accelerators.nvidia[].uuid"] and not kept["machine.platform.signal"]
+    assert not kept["measurements[].crash.stderr_tail"]
+    assert "machine.host.disk_path" not in kept  # never written to any results file
+    assert set(KEPT) <= {f.split(".")[0].removesuffix("[]") for f in kept}
 
 
 @pytest.mark.parametrize(

@@ -153,18 +153,6 @@ def is_contribution(data: object) -> bool:
     return isinstance(data, dict) and "contribution" in data
 
 
-def kept_fields(spec: dict[str, Any] | None = None, prefix: str = "") -> list[str]:
-    """Every kept field as a dotted path, lists marked ``[]``: what the Contributing page lists."""
-    out = []
-    for name, sub in (KEPT if spec is None else spec).items():
-        if name == "__all__":
-            out += kept_fields(sub, prefix.removesuffix(".") + "[].") if isinstance(sub, dict) else []
-            continue
-        path = prefix + name
-        out += kept_fields(sub, path + ".") if isinstance(sub, dict) else [path]
-    return out
-
-
 def not_kept(data: object, spec: Any = KEPT, where: str = "") -> list[str]:
     """Fields in ``data`` (a run, as JSON) that a contribution doesn't keep, as dotted paths."""
     if spec is True:

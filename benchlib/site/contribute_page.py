@@ -53,7 +53,11 @@ def _fields(model: type[BaseModel], spec: Any, prefix: str = "") -> Iterator[tup
             yield path, info.description or "", sub_spec is not False
 
 
+def field_rows() -> list[dict[str, Any]]:
+    """Every field a results file writes, with its description and whether a contribution keeps it (`KEPT`)."""
+    return [{"field": f, "description": d, "kept": k} for f, d, k in _fields(ResultsFile, KEPT)]
+
+
 def kept_table() -> str:
-    """Every field of a results file, kept or left out of a contribution, from `KEPT` itself."""
-    rows = [{"field": f, "description": d, "kept": k} for f, d, k in _fields(ResultsFile, KEPT)]
-    return render("contribute_kept.html", rows=rows)
+    """The Contributing page's table of `field_rows`."""
+    return render("contribute_kept.html", rows=field_rows())
