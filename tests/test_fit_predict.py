@@ -71,6 +71,19 @@ def test_solver_needs_two_traces_and_one_check_on_a_straight_line():
     assert answer == 400 and calls == [4, 16, 400]
 
 
+def test_solver_traces_nothing_more_when_the_smallest_batch_already_fails():
+    # A 70B model on a T4: batch 1 is over budget, so batches 4 and 16 can't fit and aren't traced.
+    calls: list[int] = []
+    answer = solve_max_batch(lambda b: calls.append(b) or 100 + 7 * b, 50, {1: 107}, first=(4, 16))
+    assert (answer, calls) == (0, [])
+
+
+def test_solver_still_traces_first_batches_below_a_failing_one():
+    calls: list[int] = []
+    answer = solve_max_batch(lambda b: calls.append(b) or 100 + 7 * b, 400, {64: 548}, first=(4, 16, 128))
+    assert answer == 42 and calls[:2] == [4, 16] and 128 not in calls
+
+
 def test_solver_reuses_known_traces_across_budgets():
     known: dict[int, int] = {}
     calls: list[int] = []

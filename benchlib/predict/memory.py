@@ -311,7 +311,10 @@ def solve_max_batch(
         return known[batch]
 
     for batch in first:
-        f(min(batch, limit))
+        batch = min(batch, limit)
+        # The peak never falls as the batch grows: a batch at or above one that fails fails too.
+        if not any(b <= batch and v > budget for b, v in known.items()):
+            f(batch)
     while True:
         lo = max((b for b, v in known.items() if v <= budget), default=0)
         hi = min((b for b, v in known.items() if v > budget and b > lo), default=None)
