@@ -131,6 +131,7 @@ def test_the_pages_field_table_says_what_is_kept_and_leaves_the_serial_out():
     assert not kept["machine.accelerators.nvidia[].uuid"] and not kept["machine.platform.signal"]
     assert not kept["measurements[].crash.stderr_tail"]
     assert "machine.host.disk_path" not in kept  # never written to any results file
+    assert "provenance.source_url" not in kept and "provenance.kind" in kept  # only reported files have a source
     assert set(KEPT) <= {f.split(".")[0].removesuffix("[]") for f in kept}
 
 

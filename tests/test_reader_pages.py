@@ -33,8 +33,6 @@ INTERNAL_STRINGS = (
     ".venv",
     "site-packages",
 )
-# Pages for contributors that document the results format, where a field's name is what they need.
-FIELD_NAMES_DOCUMENTED = {"contributing/index.html": ("source_url",)}
 # Folders the guide documents for readers (a platform's home folder and what is under it), not the
 # build machine's: removed from the text before it is searched.
 PLATFORM_PATHS = re.compile(r"/home/(aistudio|studio-lab-user)\S*")
@@ -82,8 +80,7 @@ def test_no_page_shows_internal_notes_or_local_paths(site_build) -> None:
     found = []
     for page in pages:
         text = visible_text(page.read_text(encoding="utf-8"))
-        allowed = FIELD_NAMES_DOCUMENTED.get(str(page.relative_to(folder)), ())
-        for string in (s for s in INTERNAL_STRINGS if s not in allowed):
+        for string in INTERNAL_STRINGS:
             at = text.find(string)
             if at >= 0:
                 around = " ".join(text[max(0, at - 60) : at + len(string) + 60].split())

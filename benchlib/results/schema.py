@@ -118,11 +118,23 @@ class Machine(_Model):
     probed_at: datetime | None = None
 
 
+# Marks a field only a reported file (a figure copied from a source) writes; a measured run never does.
+REPORTED_ONLY = {"reported_only": True}
+
+
 class Provenance(_Model):
     kind: Literal["measured", "reported"] = "measured"
-    source_url: str | None = None
-    as_of: date | None = Field(None, description="The date the source states for the figure.")
-    context: str | None = Field(None, description="The original setting: hardware, software, method, caveats.")
+    source_url: str | None = Field(
+        None, description="Where a reported figure comes from.", json_schema_extra=REPORTED_ONLY
+    )
+    as_of: date | None = Field(
+        None, description="The date the source states for the figure.", json_schema_extra=REPORTED_ONLY
+    )
+    context: str | None = Field(
+        None,
+        description="The original setting: hardware, software, method, caveats.",
+        json_schema_extra=REPORTED_ONLY,
+    )
 
     @model_validator(mode="after")
     def _reported_needs_source(self) -> Provenance:

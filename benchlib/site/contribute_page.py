@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from benchlib.core.budgets import DEFAULT_MINUTES, TINY_MINUTES
 from benchlib.results.contribution import KEPT
-from benchlib.results.schema import ResultsFile
+from benchlib.results.schema import REPORTED_ONLY, ResultsFile
 from benchlib.site.render import render
 
 
@@ -39,8 +39,8 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 def _fields(model: type[BaseModel], spec: Any, prefix: str = "") -> Iterator[tuple[str, str, bool]]:
     """Every field of ``model`` as (dotted path, description, kept), whole sub-objects where kept whole."""
     for name, info in model.model_fields.items():
-        if info.exclude:
-            continue  # never written to any file
+        if info.exclude or info.json_schema_extra == REPORTED_ONLY:
+            continue  # never written to any file, or only to a reported one: never in a contribution
         path = prefix + name
         sub_spec = spec.get(name, False) if isinstance(spec, dict) else spec
         if isinstance(sub_spec, dict) and "__all__" in sub_spec:
@@ -54,7 +54,7 @@ def _fields(model: type[BaseModel], spec: Any, prefix: str = "") -> Iterator[tup
 
 
 def field_rows() -> list[dict[str, Any]]:
-    """Every field a results file writes, with its description and whether a contribution keeps it (`KEPT`)."""
+    """Every field a measured run writes, with its description and whether a contribution keeps it (`KEPT`)."""
     return [{"field": f, "description": d, "kept": k} for f, d, k in _fields(ResultsFile, KEPT)]
 
 
