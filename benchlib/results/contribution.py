@@ -296,6 +296,6 @@ def read_runs(path: Path | str, *, mark_implausible: bool = True) -> list[Result
 
     data = load_json(path)
     if not is_contribution(data):
-        return [read_results(path, mark_implausible=mark_implausible)]
+        return [read_results(path, mark_implausible=mark_implausible, data=data)]
     runs = read_contribution(path, data).runs
     return [mark(run) for run in runs] if mark_implausible else runs

@@ -144,7 +144,7 @@ def import_one(source: Path, results_dir: Path, index: _Index) -> list[Imported]
         runs = (
             _contribution_runs(source, data)
             if is_contribution(data)
-            else [read_results(source, mark_implausible=False)]
+            else [read_results(source, mark_implausible=False, data=data)]
         )
     except ResultsError as exc:
         return [Imported(source, "invalid", exc.problems)]

@@ -74,14 +74,15 @@ def load_json(path: Path | str) -> dict:
     return data
 
 
-def read_results(path: Path | str, *, mark_implausible: bool = True) -> ResultsFile:
+def read_results(path: Path | str, *, mark_implausible: bool = True, data: dict | None = None) -> ResultsFile:
     """Read and validate a results file; ResultsError names the file and the field on any problem.
 
     Values no real run can produce (above the device's peak, zero times, ...) come back marked
     'invalid' with the reason, unless ``mark_implausible`` is False (to inspect the file as written).
+    ``data`` is the file's JSON where the caller has already loaded it (`load_json`), so it is read once.
     """
     path = Path(path)
-    data = load_json(path)
+    data = load_json(path) if data is None else data
     if "contribution" in data:
         raise ResultsError(
             path,
