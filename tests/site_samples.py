@@ -45,24 +45,21 @@ def record(
     )
 
 
-def results(
-    machine: Machine,
-    measurements: list[MeasurementRecord],
-    *,
-    run_id: str = "20261101T000000Z-aaaaaa",
-    provenance: Provenance | None = None,
-) -> ResultsFile:
-    return ResultsFile(
-        run_id=run_id,
+def results(machine: Machine, measurements: list[MeasurementRecord], **fields: object) -> ResultsFile:
+    """A finished quick run of ``measurements`` on ``machine``; ``fields`` override any header field.
+
+    The one builder of whole results files for the tests (site, import and contribute).
+    """
+    header: dict[str, object] = dict(
+        run_id="20261101T000000Z-aaaaaa",
         created=datetime(2026, 11, 1, tzinfo=timezone.utc),
         benchlib_version="0.1.0",
         methodology_version="1",
         suite="quick",
         complete=True,
-        machine=machine,
-        provenance=provenance or Provenance(),
-        measurements=measurements,
+        provenance=Provenance(),
     )
+    return ResultsFile(**(header | fields), machine=machine, measurements=measurements)
 
 
 CPU = Machine(

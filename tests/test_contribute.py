@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from site_samples import results
 from typer.testing import CliRunner
 
 from benchlib.cli import app
@@ -72,35 +73,34 @@ def machine(machine_id: str = "colab-tesla-t4-0a1b2c3d") -> Machine:
 def run(*, minutes: int = 0, disturbed: bool = False, complete: bool = True, m: Machine | None = None) -> ResultsFile:
     created = datetime(2026, 11, 20, 9, minutes, tzinfo=timezone.utc)
     conditions = Conditions(seconds=3.0, disturbed=["other processes took 40% of the CPU"] if disturbed else [])
-    return ResultsFile(
+    measurements = [
+        MeasurementRecord(
+            workload="matmul",
+            framework="torch",
+            device="cuda",
+            device_name="Tesla T4",
+            dtype="fp16",
+            metric=Metric(name="throughput", unit="TFLOPS", higher_is_better=True),
+            value=20.0,
+        ),
+        MeasurementRecord(
+            workload="cnn",
+            framework="torch",
+            device="cuda",
+            metric=Metric(name="throughput", unit="samples/s", higher_is_better=True),
+            status="error",
+            message=f"FileNotFoundError: {HOME}/data/x.npz on {HOST}",
+            crash=Crash(exit_code=1, stderr_tail=[f'File "{HOME}/venv/lib/x.py", line 3']),
+        ),
+    ]
+    return results(
+        m or machine(),
+        measurements,
         run_id=f"{created:%Y%m%dT%H%M%SZ}-abc{minutes:03d}",
         created=created,
-        benchlib_version="0.1.0",
-        methodology_version="1",
         suite="standard",
         complete=complete,
         disturbed=disturbed,
-        machine=m or machine(),
-        measurements=[
-            MeasurementRecord(
-                workload="matmul",
-                framework="torch",
-                device="cuda",
-                device_name="Tesla T4",
-                dtype="fp16",
-                metric=Metric(name="throughput", unit="TFLOPS", higher_is_better=True),
-                value=20.0,
-            ),
-            MeasurementRecord(
-                workload="cnn",
-                framework="torch",
-                device="cuda",
-                metric=Metric(name="throughput", unit="samples/s", higher_is_better=True),
-                status="error",
-                message=f"FileNotFoundError: {HOME}/data/x.npz on {HOST}",
-                crash=Crash(exit_code=1, stderr_tail=[f'File "{HOME}/venv/lib/x.py", line 3']),
-            ),
-        ],
         plan=RunPlan(workloads=["matmul", "cnn"], size="standard", device="cuda", conditions={"matmul": conditions}),
     )
 

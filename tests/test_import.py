@@ -6,11 +6,12 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from site_samples import results
 from typer.testing import CliRunner
 
 from benchlib.cli import app
 from benchlib.results.importer import import_files
-from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsFile, Software
+from benchlib.results.schema import Machine, MeasurementRecord, Metric, Software
 from benchlib.results.store import read_results, write_results
 
 TFLOPS = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
@@ -21,28 +22,19 @@ WHEN = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
 
 
 def contributed(tmp_path: Path, name: str, **overrides) -> Path:
-    fields = dict(
-        run_id="20261121T120000Z-aaaaaa",
-        created=WHEN,
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        suite="quick",
-        complete=True,
-        machine=MACHINE,
-        measurements=[
-            MeasurementRecord(
-                workload="matmul",
-                framework="torch",
-                device="cuda",
-                device_name="Tesla T4",
-                dtype="fp16",
-                metric=TFLOPS,
-                value=20.0,
-                peak=65.0,
-            )
-        ],
+    matmul = MeasurementRecord(
+        workload="matmul",
+        framework="torch",
+        device="cuda",
+        device_name="Tesla T4",
+        dtype="fp16",
+        metric=TFLOPS,
+        value=20.0,
+        peak=65.0,
     )
-    return write_results(ResultsFile(**(fields | overrides)), tmp_path / "inbox" / name)
+    fields = dict(run_id="20261121T120000Z-aaaaaa", created=WHEN) | overrides
+    machine, measurements = fields.pop("machine", MACHINE), fields.pop("measurements", [matmul])
+    return write_results(results(machine, measurements, **fields), tmp_path / "inbox" / name)
 
 
 def raw(tmp_path: Path, name: str, text: str) -> Path:
