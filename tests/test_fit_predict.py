@@ -78,10 +78,14 @@ def test_solver_traces_nothing_more_when_the_smallest_batch_already_fails():
     assert (answer, calls) == (0, [])
 
 
-def test_solver_still_traces_first_batches_below_a_failing_one():
+def test_solver_tries_batch_1_first_when_nothing_known_fits():
+    # A 70B model on a T4 at 2,048 tokens: context 1 fails too, so contexts 4 and 16 aren't traced.
     calls: list[int] = []
+    answer = solve_max_batch(lambda b: calls.append(b) or 100 + 7 * b, 50, {2048: 14436}, first=(4, 16))
+    assert (answer, calls) == (0, [1])
+    calls.clear()
     answer = solve_max_batch(lambda b: calls.append(b) or 100 + 7 * b, 400, {64: 548}, first=(4, 16, 128))
-    assert answer == 42 and calls[:2] == [4, 16] and 128 not in calls
+    assert answer == 42 and calls[:3] == [1, 4, 16] and 128 not in calls
 
 
 def test_solver_reuses_known_traces_across_budgets():

@@ -310,6 +310,8 @@ def solve_max_batch(
             known[batch] = peak(batch)
         return known[batch]
 
+    if known and all(v > budget for v in known.values()):
+        f(1)  # nothing traced so far fits: batch 1 decides whether anything does
     for batch in first:
         batch = min(batch, limit)
         # The peak never falls as the batch grows: a batch at or above one that fails fails too.
