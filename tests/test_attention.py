@@ -51,6 +51,7 @@ def test_the_cpu_backends_give_one_tflops_figure_per_pass_and_mask(records):
         assert r.params["batch_size"] * r.params["seq_len"] == 256 and r.params["heads"] * r.params["head_dim"] == 64
 
 
+@pytest.mark.slow  # the CPU attention run they share takes over 3 s here
 def test_backends_the_cpu_lacks_are_skipped_with_torchs_reason_and_no_number(records):
     skipped = [r for r in records if r.status == "skipped"]
     assert {r.params["backend"] for r in skipped} == {"memory-efficient", "cuDNN"}
@@ -87,6 +88,7 @@ def test_a_cpu_sweeps_the_standard_shapes_per_head_on_32_times_fewer_heads_and_s
     assert w.params("standard", "cuda") == gpu
 
 
+@pytest.mark.slow  # the CPU attention run they share takes over 3 s here
 def test_each_pass_has_its_chart_with_a_bar_per_backend_and_mask(records):
     forward = plotted(records, "attention_forward")
     assert set(forward) == {
