@@ -22,8 +22,10 @@ from torch.utils.data import DataLoader, Dataset
 class Images(Dataset):
     def __len__(self): return 512
     def __getitem__(self, i): return torch.rand(3, 224, 224), 0
-for batch in DataLoader(Images(), batch_size=64, num_workers=2): pass
+for batch in DataLoader(Images(), batch_size=64, num_workers=2, timeout=120): pass
 """
+# The timeout: where a worker's queue thread, not the worker, fails to allocate shared memory, the
+# error is only printed and the main process waits for that batch forever; it then fails instead.
 
 
 def _small_shm(command: list[str], tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
