@@ -19,8 +19,9 @@ from benchlib.derive.searched import fit_guess, fit_prediction
 from benchlib.measure import campaign as plan
 from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_max_batch
 from benchlib.predict.roofline import gpu_rates
+from benchlib.results.contribution import validate_paths
 from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsFile, Software
-from benchlib.results.store import read_results, validate_paths
+from benchlib.results.store import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 TRY_ON_CPU = ROOT / "snippets" / "campaign" / "try_on_cpu.sh"

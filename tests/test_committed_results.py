@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchlib.results.contribution import validate_paths
 from benchlib.results.plausibility import findings
-from benchlib.results.store import read_results, validate_paths
+from benchlib.results.store import read_results
 
 RESULTS = Path(__file__).parents[1] / "results"
 

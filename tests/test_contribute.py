@@ -25,6 +25,7 @@ from benchlib.results.contribution import (
     file_name,
     package,
     read_contribution,
+    validate_paths,
     write_contribution,
 )
 from benchlib.results.importer import import_files
@@ -43,7 +44,7 @@ from benchlib.results.schema import (
     RunPlan,
     Software,
 )
-from benchlib.results.store import ResultsError, iter_result_paths, read_results, validate_paths, write_results
+from benchlib.results.store import ResultsError, iter_result_paths, read_results, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = socket.gethostname()

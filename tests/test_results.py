@@ -3,6 +3,7 @@ from datetime import date, datetime, timezone
 
 import pytest
 
+from benchlib.results.contribution import validate_paths
 from benchlib.results.load import COLUMNS, load_results, params_of
 from benchlib.results.schema import (
     Machine,
@@ -13,7 +14,7 @@ from benchlib.results.schema import (
     Software,
     Stats,
 )
-from benchlib.results.store import ResultsError, json_schema, read_results, validate_paths, write_results
+from benchlib.results.store import ResultsError, json_schema, read_results, write_results
 
 METRIC = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
 

@@ -22,8 +22,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from benchlib.results.contribution import validate_paths
 from benchlib.results.load import load_results
-from benchlib.results.store import ResultsError, read_results, validate_paths
+from benchlib.results.store import ResultsError, read_results
 
 TRIED: Counter[str] = Counter()
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

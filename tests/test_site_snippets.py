@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from benchlib.core.cache import CACHE_ENV
+from benchlib.results.contribution import validate_paths
 from benchlib.results.schema import FAILED_STATUSES
-from benchlib.results.store import read_results, validate_paths
+from benchlib.results.store import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "site"

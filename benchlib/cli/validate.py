@@ -25,9 +25,8 @@ def validate(
     Values no real run can produce (above the device's peak, zero times, ...) are listed as
     implausible: they don't fail validation, but every reader marks them invalid.
     """
-    from benchlib.results.contribution import read_runs
+    from benchlib.results.contribution import read_runs, validate_paths
     from benchlib.results.plausibility import findings
-    from benchlib.results.store import validate_paths
 
     good, bad = validate_paths(paths)
     for path in good:

@@ -20,8 +20,8 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-import benchlib
 from benchlib.core.files import write_json_atomically
+from benchlib.core.version import METHODOLOGY_VERSION, __version__
 from benchlib.results.store import ResultsError, read_results
 
 log = logging.getLogger("mkdocs.plugins.benchlib")
@@ -33,7 +33,7 @@ Measure = Callable[[str, Path], Path]
 
 
 def cache_key(suite: str) -> str:
-    return f"benchlib-{benchlib.__version__}-methodology-{benchlib.METHODOLOGY_VERSION}-{suite}"
+    return f"benchlib-{__version__}-methodology-{METHODOLOGY_VERSION}-{suite}"
 
 
 def _cached_run(folder: Path) -> Path | None:

@@ -36,8 +36,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import benchlib
 from benchlib.catalog.language_models import EXPERT_FIELDS, LanguageModel
+from benchlib.core.version import __version__
 from benchlib.predict.memory import DeviceMemory, read_traces, solve_max_batch, write_traces
 from benchlib.predict.weight_formats import GGUF_FORMATS, KV_CACHE_FORMATS, kv_bytes_per_value
 
@@ -661,7 +661,7 @@ def versions() -> dict[str, str]:
         "torch": str(torch.__version__),
         "transformers": version("transformers"),
         "peft": version("peft"),
-        "benchlib": benchlib.__version__,
+        "benchlib": __version__,
     }
 
 

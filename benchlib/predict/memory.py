@@ -29,10 +29,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import benchlib
 from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU, load_accelerators, reported_gpu
 from benchlib.core.cache import write_cache_json
 from benchlib.core.units import GIB, MIB
+from benchlib.core.version import __version__
 from benchlib.models.step import DTYPES, OPTIMIZERS, TrainingStep, check_choice
 from benchlib.models.trainable import get_model
 
@@ -370,7 +370,7 @@ class Prediction:
     traces: dict[int, int] = field(default_factory=dict)
     seconds: float = 0.0
     torch_version: str = ""
-    benchlib_version: str = benchlib.__version__
+    benchlib_version: str = __version__
 
     @property
     def fits(self) -> bool | None:
@@ -430,7 +430,7 @@ class Predictor:
             "optimizer": optimizer,
             "foreach": foreach,
             "torch": self.torch_version,
-            "benchlib": benchlib.__version__,
+            "benchlib": __version__,
             "cache": CACHE_VERSION,
         }
         self.cache = cache_dir / f"{_key_name(self.key)}.json" if cache_dir else None

@@ -154,7 +154,7 @@ def format_cudnn_version(encoded: int) -> str:
 
 def probe_software() -> Software:
     """Versions of Python, benchlib and the frameworks that are installed."""
-    from benchlib import __version__ as benchlib_version
+    from benchlib.core.version import __version__ as benchlib_version
 
     torch_version = torch_cuda = cudnn = None
     if installed("torch"):

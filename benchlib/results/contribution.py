@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-import benchlib
+from benchlib.core.version import __version__
 from benchlib.results.plausibility import findings
 from benchlib.results.schema import ResultsFile
-from benchlib.results.store import ResultsError, describe, load_json, write_json_text
+from benchlib.results.store import ResultsError, describe, iter_result_paths, load_json, read_results, write_json_text
 
 CONTRIBUTION_VERSION = 1
 # Where contributions are sent in the repository, and what a contribution's file name starts with.
@@ -242,7 +242,7 @@ def package(runs: list[ResultsFile], *, tiny: bool, failed_steps: Iterable[str] 
     problems += [p for run in runs for p in run_problems(run)]
     return Contribution(
         created=datetime.now(timezone.utc),
-        benchlib_version=benchlib.__version__,
+        benchlib_version=__version__,
         tiny=tiny,
         check=Check(passed=not problems, problems=_scrubbed(problems, names)),
         runs=[ResultsFile.model_validate(run) for run in kept],
@@ -292,10 +292,21 @@ def read_contribution(path: Path | str, data: dict[str, Any] | None = None) -> C
 def read_runs(path: Path | str, *, mark_implausible: bool = True) -> list[ResultsFile]:
     """The runs in a results file or a contribution, validated as each is."""
     from benchlib.results.plausibility import mark
-    from benchlib.results.store import read_results
 
     data = load_json(path)
     if not is_contribution(data):
         return [read_results(path, mark_implausible=mark_implausible, data=data)]
     runs = read_contribution(path, data).runs
     return [mark(run) for run in runs] if mark_implausible else runs
+
+
+def validate_paths(paths: Iterable[Path | str]) -> tuple[list[Path], list[ResultsError]]:
+    """Check every file; returns (valid files, errors) instead of stopping at the first."""
+    good, bad = [], []
+    for path in iter_result_paths(paths, contributions=True):
+        try:
+            read_runs(path)
+            good.append(path)
+        except ResultsError as exc:
+            bad.append(exc)
+    return good, bad

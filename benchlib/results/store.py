@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-import benchlib
 from benchlib.core.files import stale_temp_files, write_atomically
+from benchlib.core.version import METHODOLOGY_VERSION, __version__
 from benchlib.results.schema import Machine, ResultsFile, RunPlan
 
 
@@ -120,8 +120,8 @@ def new_results(machine: Machine, suite: str, *, plan: RunPlan | None = None) ->
     return ResultsFile(
         run_id=new_run_id(now),
         created=now,
-        benchlib_version=benchlib.__version__,
-        methodology_version=benchlib.METHODOLOGY_VERSION,
+        benchlib_version=__version__,
+        methodology_version=METHODOLOGY_VERSION,
         suite=suite,
         machine=machine,
         plan=plan,
@@ -177,20 +177,6 @@ def iter_result_paths(paths: Iterable[Path | str] | Path | str, *, contributions
             inbox = "contributed" in q.relative_to(p).parts[:-1] or q.name.startswith("contribution-")
             if not q.name.startswith(".") and (contributions or not inbox):
                 yield q
-
-
-def validate_paths(paths: Iterable[Path | str]) -> tuple[list[Path], list[ResultsError]]:
-    """Check every file; returns (valid files, errors) instead of stopping at the first."""
-    from benchlib.results.contribution import read_runs
-
-    good, bad = [], []
-    for path in iter_result_paths(paths, contributions=True):
-        try:
-            read_runs(path)
-            good.append(path)
-        except ResultsError as exc:
-            bad.append(exc)
-    return good, bad
 
 
 def json_schema() -> dict:

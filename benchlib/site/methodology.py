@@ -11,8 +11,8 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-import benchlib
 from benchlib.core.timing import NOISE_THRESHOLD, Timer
+from benchlib.core.version import METHODOLOGY_VERSION, __version__
 from benchlib.results.plausibility import PEAK_TOLERANCE
 from benchlib.site.render import render
 from benchlib.workloads import SIZES, all_workloads
@@ -36,7 +36,7 @@ def _seconds_unit(name: str) -> str:
 
 def versions() -> str:
     """The benchlib and methodology versions this site was built with."""
-    return render("versions.html", benchlib=benchlib.__version__, methodology=benchlib.METHODOLOGY_VERSION)
+    return render("versions.html", benchlib=__version__, methodology=METHODOLOGY_VERSION)
 
 
 def check_thresholds() -> str:

@@ -30,9 +30,9 @@ import threading
 from pathlib import Path
 from typing import NoReturn
 
-import benchlib
 from benchlib.core.files import write_atomically
 from benchlib.core.paths import project_root
+from benchlib.core.version import __version__
 from benchlib.derive import results_files
 from benchlib.site.sources import requested_suite
 
@@ -75,7 +75,7 @@ def _stop(message: str) -> NoReturn:
 
 def notebook_digest(notebook: Path) -> str:
     """A short hash of the notebook's bytes and benchlib's version: what its run depends on besides the machine."""
-    return hashlib.sha256(notebook.read_bytes() + f"\0benchlib {benchlib.__version__}".encode()).hexdigest()[:16]
+    return hashlib.sha256(notebook.read_bytes() + f"\0benchlib {__version__}".encode()).hexdigest()[:16]
 
 
 def _first_line(source: str) -> str:

@@ -27,10 +27,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import benchlib
 from benchlib.core.files import write_json_atomically
 from benchlib.core.package_data import table_file
 from benchlib.core.paths import project_root
+from benchlib.core.version import __version__
 
 REFRESH = "benchlib tables"
 LOCK_FILE = "requirements.lock"
@@ -141,7 +141,7 @@ def installed_versions(packages: Iterable[str]) -> dict[str, str]:
             found[package] = version(package)
         except PackageNotFoundError:
             found[package] = "not installed"
-    return {**found, "benchlib": benchlib.__version__}
+    return {**found, "benchlib": __version__}
 
 
 def locked_versions(packages: Iterable[str]) -> dict[str, str] | None:
@@ -154,7 +154,7 @@ def locked_versions(packages: Iterable[str]) -> dict[str, str] | None:
         return None
     pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", lock.read_text(encoding="utf-8"), flags=re.M))
     pins = {name.lower().replace("_", "-"): pinned for name, pinned in pins.items()}
-    return {**{p: pins.get(p.lower(), "not locked") for p in packages}, "benchlib": benchlib.__version__}
+    return {**{p: pins.get(p.lower(), "not locked") for p in packages}, "benchlib": __version__}
 
 
 # ----------------------------------------------------------------------------- reading, writing, checking
