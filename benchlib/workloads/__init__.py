@@ -22,7 +22,7 @@ import importlib
 import os
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchlib.results.schema import Machine, MeasurementRecord, Metric
@@ -125,15 +125,21 @@ class ScorePart:
 
 
 @dataclass(frozen=True)
-class Ratio:
+class _Figure:
+    """A derived figure's name and unit: every kind's but `Relative`'s, a fraction of the best."""
+
+    metric: str
+    unit: str
+
+
+@dataclass(frozen=True)
+class Ratio(_Figure):
     """A derived figure: ``metric`` = value at ``over`` = numerator / value at denominator.
 
     Pairs are records of one results file that agree on ``same`` (frame columns), e.g. fastai's
     fp32 epoch time over its fp16 one at the same batch size.
     """
 
-    metric: str
-    unit: str
     over: str
     numerator: str
     denominator: str
@@ -141,20 +147,18 @@ class Ratio:
 
 
 @dataclass(frozen=True)
-class Rate:
+class Rate(_Figure):
     """A derived figure: ``metric`` = (product of the ``count`` params) / the ``of`` metric's seconds.
 
     For sources that report a total time for a known amount of work (epochs x steps x batch).
     """
 
-    metric: str
-    unit: str
     of: str
     count: tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class WorkRate:
+class WorkRate(_Figure):
     """A derived figure: ``metric`` = ``work(params)`` / the ``of`` metric's time, times ``scale``.
 
     For a timed operation whose amount of work follows from its params: the rate the time implies
@@ -164,8 +168,6 @@ class WorkRate:
     shows a reader why such a time cannot be right.
     """
 
-    metric: str
-    unit: str
     of: str
     work: Callable[[Mapping[str, Any]], float | None]
     work_unit: str
@@ -173,15 +175,13 @@ class WorkRate:
 
 
 @dataclass(frozen=True)
-class PerDollar:
+class PerDollar(_Figure):
     """A derived figure: ``metric`` = the ``of`` metric (a rate per second) x 3600 / an hourly price.
 
     One figure for each cloud price of the record's accelerator in the specs, dated as the price is
     (`benchlib.catalog.gpus.AcceleratorSpec.hourly_prices`): work per dollar rented.
     """
 
-    metric: str
-    unit: str
     of: str
 
 
@@ -316,6 +316,46 @@ class Workload:
     def device_params(self, size: str, device: str | None) -> dict[str, Any]:
         """The params of ``size`` that differ on ``device`` (none for None or a device without any)."""
         return dict(self.device_sizes.get(device, {}).get(size, {})) if device else {}
+
+
+def keras_twin(
+    workload: Workload,
+    *,
+    description: str,
+    run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]],
+    score: tuple[ScorePart, ...] = (),
+) -> Workload:
+    """The Keras-on-TensorFlow twin of a torch workload: the same sizes, suites, charts and figures.
+
+    It is named ``<name>_keras``; older benchlibs named its records ``<name>``, as the torch
+    workload's are. Score parts name their framework, so a twin gives its own; benchlib's
+    predictions trace torch models, so a twin checks none.
+    """
+    return replace(
+        workload,
+        name=f"{workload.name}_keras",
+        framework="tensorflow",
+        description=description,
+        run=run,
+        score=score,
+        checks=(),
+        formerly=(workload.name,),
+    )
+
+
+def not_run(name: str, framework: str, description: str, metric: Metric, **declarations: Any) -> Workload:
+    """A workload `benchlib run` doesn't run, in no suite and with no sizes: other commands write its
+    records, or only sources report them. ``declarations`` are the other `Workload` fields."""
+    return Workload(
+        name=name,
+        framework=framework,
+        description=description,
+        metric=metric,
+        sizes={},
+        run=None,
+        suites=(),
+        **declarations,
+    )
 
 
 _REGISTRY: dict[str, Workload] = {}

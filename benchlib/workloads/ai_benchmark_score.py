@@ -7,17 +7,14 @@ it, and its score is not the benchlib score. The figures are carried as reported
 from __future__ import annotations
 
 from benchlib.results.schema import Metric
-from benchlib.workloads import Chart, Plot, Workload, register
+from benchlib.workloads import Chart, Plot, not_run, register
 
 register(
-    Workload(
+    not_run(
         name="ai_benchmark_score",
         framework="tensorflow",
         description="ai-benchmark training score (reported by sources; benchlib doesn't run it).",
         metric=Metric(name="training_score", unit="points", higher_is_better=True),
-        sizes={},
-        run=None,
-        suites=(),
         plots=(
             Plot(
                 Chart(

@@ -12,8 +12,8 @@ from benchlib.backends import tf_backend as tfb
 from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import keras_step
 from benchlib.results.schema import MeasurementRecord
-from benchlib.workloads import RunContext, Workload, register
-from benchlib.workloads.amp import NAME, PLOTS, SIZES, SPEEDUP, amp_records
+from benchlib.workloads import RunContext, keras_twin, register
+from benchlib.workloads.amp import WORKLOAD, amp_records
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -37,15 +37,9 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
 
 
 register(
-    Workload(
-        name=f"{NAME}_keras",
-        framework="tensorflow",
+    keras_twin(
+        WORKLOAD,
         description="fp32 vs mixed-precision (mixed_float16, mixed_bfloat16) Keras training step of the Fashion-MNIST CNN, and the speedup.",
-        metric=SPEEDUP,
-        sizes=SIZES,
         run=run,
-        suites=("standard", "full"),
-        plots=PLOTS,
-        formerly=(NAME,),
     )
 )

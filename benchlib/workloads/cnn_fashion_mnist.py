@@ -123,7 +123,7 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     )
 
 
-register(
+WORKLOAD = register(
     Workload(
         name=NAME,
         framework="torch",

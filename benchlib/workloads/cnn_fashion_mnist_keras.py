@@ -14,9 +14,8 @@ from benchlib.backends import tf_backend as tfb
 from benchlib.models import fashion_mnist as fm
 from benchlib.models.training import keras_step
 from benchlib.results.schema import MeasurementRecord
-from benchlib.workloads import RunContext, ScorePart, Workload, register
-from benchlib.workloads.cnn_fashion_mnist import FROM_TOTAL_TIME, NAME, PLOTS, SIZES, THROUGHPUT, training_records
-from benchlib.workloads.conv2d import NOT_FIT_MODELS
+from benchlib.workloads import RunContext, ScorePart, keras_twin, register
+from benchlib.workloads.cnn_fashion_mnist import WORKLOAD, training_records
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -41,15 +40,10 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
 
 
 register(
-    Workload(
-        name=f"{NAME}_keras",
-        framework="tensorflow",
+    keras_twin(
+        WORKLOAD,
         description="Training samples/s and epoch time of a 2018 Colab TPU article's Fashion-MNIST CNN (Keras on TensorFlow, fp32).",
-        metric=THROUGHPUT,
-        sizes=SIZES,
         run=run,
-        suites=("standard", "full"),
-        plots=PLOTS,
         score=(
             ScorePart(
                 "cnn-tensorflow",
@@ -59,8 +53,5 @@ register(
                 "Fashion-MNIST CNN training, batch 256, samples/s (Keras on TensorFlow)",
             ),
         ),
-        derived=FROM_TOTAL_TIME,
-        formerly=(NAME,),
-        not_predicted=NOT_FIT_MODELS,
     )
 )

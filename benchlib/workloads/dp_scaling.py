@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from benchlib.results.plausibility import SCALING_EFFICIENCY
 from benchlib.results.schema import Metric
-from benchlib.workloads import Chart, Plot, Workload, register
+from benchlib.workloads import Chart, Plot, not_run, register
 
 NAME = "dp-scaling"
 EFFICIENCY = Metric(name=SCALING_EFFICIENCY, unit="fraction of linear", higher_is_better=True)
@@ -24,14 +24,11 @@ CHART = Chart(
 PLOT = Plot(CHART, EFFICIENCY.name, "{framework_name} · {param_world_size} devices · {param_interconnect}")
 
 WORKLOAD = register(
-    Workload(
+    not_run(
         name=NAME,
         framework="torch",
         description="N-device training throughput over N times one device's, in one launch (written by benchlib launch).",
         metric=EFFICIENCY,
-        sizes={},
-        run=None,
-        suites=(),
         page_plots=(PLOT,),
     )
 )

@@ -203,7 +203,7 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
     return each_model(params, measure, oom, oom_record("torch", ctx.device, name))
 
 
-register(
+WORKLOAD = register(
     Workload(
         name=NAME,
         framework="torch",

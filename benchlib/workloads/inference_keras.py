@@ -16,17 +16,8 @@ from benchlib.backends import tf_backend as tfb
 from benchlib.core.timing import Timer
 from benchlib.models.vision import keras_classifier
 from benchlib.results.schema import MeasurementRecord
-from benchlib.workloads import RunContext, Workload, register
-from benchlib.workloads.inference import (
-    NAME,
-    PLOTS,
-    SIZES,
-    THROUGHPUT,
-    each_model,
-    inference_records,
-    oom_record,
-    score_parts,
-)
+from benchlib.workloads import RunContext, keras_twin, register
+from benchlib.workloads.inference import WORKLOAD, each_model, inference_records, oom_record, score_parts
 
 
 def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
@@ -62,16 +53,10 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
 
 
 register(
-    Workload(
-        name=f"{NAME}_keras",
-        framework="tensorflow",
+    keras_twin(
+        WORKLOAD,
         description="Inference images/s and p50/p90 latency of ResNet50 and MobileNetV2 at batch 1 and a large batch (Keras on TensorFlow).",
-        metric=THROUGHPUT,
-        sizes=SIZES,
         run=run,
-        suites=("standard", "full"),
-        plots=PLOTS,
         score=score_parts("tensorflow"),
-        formerly=(NAME,),
     )
 )

@@ -8,20 +8,16 @@ config.json), trained in full on random sequences of ``seq_len`` tokens
 
 from __future__ import annotations
 
-from benchlib.workloads import Workload, register
-from benchlib.workloads.max_batch import MAX_BATCH, SEARCHED
+from dataclasses import replace
+
+from benchlib.workloads import max_batch, register
 
 NAME = "llm_max_batch"
 
 WORKLOAD = register(
-    Workload(
+    replace(
+        max_batch.WORKLOAD,
         name=NAME,
-        framework="torch",
         description="Largest batch of sequences a language model fine-tunes with (written by benchlib campaign).",
-        metric=MAX_BATCH,
-        sizes={},
-        run=None,
-        suites=(),
-        checks=(SEARCHED,),
     )
 )

@@ -8,7 +8,7 @@ such as Lambda's 2020 tables report it per model and GPU. Not part of any suite.
 from __future__ import annotations
 
 from benchlib.results.schema import Metric
-from benchlib.workloads import LARGEST_BATCH, PredictionCheck, Workload, register
+from benchlib.workloads import LARGEST_BATCH, PredictionCheck, not_run, register
 
 NAME = "max_batch"
 MAX_BATCH = Metric(name="max_batch", unit="samples", higher_is_better=True)
@@ -17,14 +17,11 @@ SEARCHED = PredictionCheck(LARGEST_BATCH, metric=MAX_BATCH.name)
 PEAK_MEMORY = Metric(name="peak_memory", unit="bytes", higher_is_better=False)
 
 WORKLOAD = register(
-    Workload(
+    not_run(
         name=NAME,
         framework="torch",
         description="Largest batch that completes a training step (written by benchlib max-batch, or reported).",
         metric=MAX_BATCH,
-        sizes={},
-        run=None,
-        suites=(),
         checks=(SEARCHED,),
     )
 )

@@ -18,7 +18,7 @@ from benchlib.workloads import (
     Plot,
     PredictionCheck,
     Relative,
-    Workload,
+    not_run,
     register,
 )
 
@@ -47,14 +47,11 @@ PRICE_PERFORMANCE = Plot(
 )
 
 WORKLOAD = register(
-    Workload(
+    not_run(
         name=NAME,
         framework="torch",
         description="Training images/s of a named model on one GPU, as sources report it (benchlib doesn't run it).",
         metric=THROUGHPUT,
-        sizes={},
-        run=None,
-        suites=(),
         derived=(OF_FASTEST, PER_DOLLAR),
         page_plots=(RESNET50, PRICE_PERFORMANCE),
         checks=(
