@@ -34,6 +34,13 @@ def model_label(model: dict[str, Any]) -> str:
     return f"{model['num_hidden_layers']}-layer, {model['hidden_size']}-wide"
 
 
+def llama_shape(
+    *, hidden: int, intermediate: int, layers: int, heads: int, kv_heads: int, vocab: int
+) -> dict[str, int]:
+    """A params ``model`` dict: these dimensions under their `CONFIG_FIELDS` names."""
+    return dict(zip(CONFIG_FIELDS, (hidden, intermediate, layers, heads, kv_heads, vocab)))
+
+
 def llama_config(model: dict[str, Any], max_positions: int) -> Any:
     """The ``LlamaConfig`` of ``model``'s dimensions; ValueError names a field missing from `CONFIG_FIELDS` or not in it."""
     require_transformers()

@@ -58,6 +58,16 @@ SETTING = "{param_backend} · {param_mask} · {dtype}"
 SETTING_ORDER = tuple(f"{b} · {m} · {d}" for b in BACKENDS for d in ("fp32", "bf16", "fp16") for m in MASKS)
 
 
+# The standard size's sweep: the quick and full sizes change its shapes and timer.
+STANDARD: dict[str, Any] = {
+    "tokens": 8192,
+    "model_dim": 2048,
+    "seq_lens": [512, 1024, 2048],
+    "head_dims": [64, 128],
+    "backends": list(BACKENDS),
+    "accelerator_dtypes": ["bf16", "fp16"],
+    "timer": {"warmup_s": 0.1, "min_time_s": 0.2, "max_time_s": 1.0, "min_samples": 3},
+}
 # The standard sweep's shapes per head, with fewer heads and sequences (see the module note).
 CPU_STANDARD = {"tokens": 2048, "model_dim": 256}
 
@@ -245,30 +255,18 @@ register(
         metric=METRIC,
         sizes={
             "quick": {
+                **STANDARD,
                 "tokens": 512,
                 "model_dim": 256,
                 "seq_lens": [128, 256],
                 "head_dims": [64],
-                "backends": list(BACKENDS),
-                "accelerator_dtypes": ["bf16", "fp16"],
                 "timer": {"warmup_s": 0.02, "min_time_s": 0.05, "max_time_s": 0.2, "min_samples": 3},
             },
-            "standard": {
-                "tokens": 8192,
-                "model_dim": 2048,
-                "seq_lens": [512, 1024, 2048],
-                "head_dims": [64, 128],
-                "backends": list(BACKENDS),
-                "accelerator_dtypes": ["bf16", "fp16"],
-                "timer": {"warmup_s": 0.1, "min_time_s": 0.2, "max_time_s": 1.0, "min_samples": 3},
-            },
+            "standard": STANDARD,
             "full": {
+                **STANDARD,
                 "tokens": 16384,
-                "model_dim": 2048,
                 "seq_lens": [512, 1024, 2048, 4096, 8192, 16384],
-                "head_dims": [64, 128],
-                "backends": list(BACKENDS),
-                "accelerator_dtypes": ["bf16", "fp16"],
                 "timer": {"warmup_s": 0.2, "min_time_s": 0.5, "max_time_s": 1.0, "min_samples": 5},
             },
         },

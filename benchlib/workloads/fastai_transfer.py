@@ -36,40 +36,21 @@ EPOCH_TIME = Metric(name="epoch_time", unit="s", higher_is_better=False)
 CAT_BREEDS = ("Abyssinian", "Bengal", "Persian", "Siamese")
 DOG_BREEDS = ("beagle", "boxer", "pug", "samoyed")
 
+STANDARD: dict[str, Any] = {
+    "arch": "resnet34",
+    "pretrained": False,
+    "images": 320,
+    "image_side": 64,
+    "batch_sizes": [16, 64, 256],
+    "precisions": ["fp32", "fp16"],
+    "warmup_epochs": 1,
+    "epochs": 1,
+    "num_workers": None,
+}
 SIZES: dict[str, dict[str, Any]] = {
-    "quick": {
-        "arch": "resnet34",
-        "pretrained": False,
-        "images": 40,
-        "image_side": 32,
-        "batch_sizes": [16],
-        "precisions": ["fp32", "fp16"],
-        "warmup_epochs": 0,
-        "epochs": 1,
-        "num_workers": 0,
-    },
-    "standard": {
-        "arch": "resnet34",
-        "pretrained": False,
-        "images": 320,
-        "image_side": 64,
-        "batch_sizes": [16, 64, 256],
-        "precisions": ["fp32", "fp16"],
-        "warmup_epochs": 1,
-        "epochs": 1,
-        "num_workers": None,
-    },
-    "full": {
-        "arch": "resnet34",
-        "pretrained": False,
-        "images": 2500,
-        "image_side": 224,
-        "batch_sizes": [16, 64, 256],
-        "precisions": ["fp32", "fp16"],
-        "warmup_epochs": 1,
-        "epochs": 2,
-        "num_workers": None,
-    },
+    "quick": {**STANDARD, "images": 40, "image_side": 32, "batch_sizes": [16], "warmup_epochs": 0, "num_workers": 0},
+    "standard": STANDARD,
+    "full": {**STANDARD, "images": 2500, "image_side": 224, "epochs": 2},
 }
 
 

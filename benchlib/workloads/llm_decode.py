@@ -34,7 +34,7 @@ from typing import Any
 
 from benchlib.backends import torch_backend as tb
 from benchlib.core.timing import Timer
-from benchlib.models.llama import model_label, parameter_count, random_llama, require_transformers
+from benchlib.models.llama import llama_shape, model_label, parameter_count, random_llama, require_transformers
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import TRANSFORMER_DECODE, Chart, Plot, PredictionCheck, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
@@ -46,51 +46,30 @@ DECODE = Metric(name="decode_tokens_per_s", unit="tokens/s", higher_is_better=Tr
 PER_CALL = {"target_block_s": 0.0}
 SETTING = "{param_model} · batch {param_batch_size} · {dtype}"
 TIMER_QUICK = PER_CALL | {"warmup_s": 0.05, "min_time_s": 0.2, "max_time_s": 0.5, "min_samples": 3}
+# Quick and full change the standard size's model, prompt, generation and timer.
+STANDARD: dict[str, Any] = {
+    "model": llama_shape(hidden=1024, intermediate=2816, layers=8, heads=16, kv_heads=4, vocab=32000),
+    "batches": [1, 8],
+    "prompt_len": 512,
+    "new_tokens": 64,
+    "accelerator_dtypes": ["bf16", "fp16"],
+    "timer": PER_CALL | {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5},
+}
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {
-        "model": {
-            "hidden_size": 256,
-            "intermediate_size": 688,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "vocab_size": 8192,
-        },
-        "batches": [1, 8],
+        **STANDARD,
+        "model": llama_shape(hidden=256, intermediate=688, layers=2, heads=4, kv_heads=2, vocab=8192),
         "prompt_len": 64,
         "new_tokens": 16,
-        "accelerator_dtypes": ["bf16", "fp16"],
         "timer": TIMER_QUICK,
     },
-    "standard": {
-        "model": {
-            "hidden_size": 1024,
-            "intermediate_size": 2816,
-            "num_hidden_layers": 8,
-            "num_attention_heads": 16,
-            "num_key_value_heads": 4,
-            "vocab_size": 32000,
-        },
-        "batches": [1, 8],
-        "prompt_len": 512,
-        "new_tokens": 64,
-        "accelerator_dtypes": ["bf16", "fp16"],
-        "timer": PER_CALL | {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5},
-    },
+    "standard": STANDARD,
     # TinyLlama-1.1B's shape: 22 layers, 2048 wide, 32 query and 4 key/value heads.
     "full": {
-        "model": {
-            "hidden_size": 2048,
-            "intermediate_size": 5632,
-            "num_hidden_layers": 22,
-            "num_attention_heads": 32,
-            "num_key_value_heads": 4,
-            "vocab_size": 32000,
-        },
-        "batches": [1, 8],
+        **STANDARD,
+        "model": llama_shape(hidden=2048, intermediate=5632, layers=22, heads=32, kv_heads=4, vocab=32000),
         "prompt_len": 1024,
         "new_tokens": 128,
-        "accelerator_dtypes": ["bf16", "fp16"],
         "timer": PER_CALL | {"warmup_s": 1.0, "min_time_s": 3.0, "max_time_s": 10.0, "min_samples": 5},
     },
 }

@@ -33,7 +33,7 @@ from typing import Any
 
 from benchlib.backends import torch_backend as tb
 from benchlib.core.timing import Timer
-from benchlib.models.llama import model_label, parameter_count, random_llama, require_transformers
+from benchlib.models.llama import llama_shape, model_label, parameter_count, random_llama, require_transformers
 from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import TRANSFORMER_STEP, Chart, Plot, PredictionCheck, RunContext, Workload, register
 from benchlib.workloads._record import stats_of
@@ -45,50 +45,29 @@ EAGER, COMPILED = "eager", "torch.compile"
 LEARNING_RATE = 1e-4
 TIMER_QUICK = {"warmup_s": 0.05, "min_time_s": 0.2, "max_time_s": 0.5, "min_samples": 3}
 ALL_DTYPES = ["fp32", "bf16", "fp16"]
+STANDARD: dict[str, Any] = {
+    "model": llama_shape(hidden=768, intermediate=2048, layers=6, heads=12, kv_heads=4, vocab=32000),
+    "batch_size": 8,
+    "seq_len": 512,
+    "dtypes": ALL_DTYPES,
+    "modes": [EAGER, COMPILED],
+    "timer": {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5},
+}
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {
-        "model": {
-            "hidden_size": 256,
-            "intermediate_size": 688,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "vocab_size": 4096,
-        },
+        "model": llama_shape(hidden=256, intermediate=688, layers=2, heads=4, kv_heads=2, vocab=4096),
         "batch_size": 4,
         "seq_len": 128,
         "dtypes": ALL_DTYPES,
         "modes": [EAGER],
         "timer": TIMER_QUICK,
     },
-    "standard": {
-        "model": {
-            "hidden_size": 768,
-            "intermediate_size": 2048,
-            "num_hidden_layers": 6,
-            "num_attention_heads": 12,
-            "num_key_value_heads": 4,
-            "vocab_size": 32000,
-        },
-        "batch_size": 8,
-        "seq_len": 512,
-        "dtypes": ALL_DTYPES,
-        "modes": [EAGER, COMPILED],
-        "timer": {"warmup_s": 0.5, "min_time_s": 1.0, "max_time_s": 4.0, "min_samples": 5},
-    },
+    "standard": STANDARD,
+    # The standard batch and modes on a larger model and longer sequences.
     "full": {
-        "model": {
-            "hidden_size": 2048,
-            "intermediate_size": 5632,
-            "num_hidden_layers": 8,
-            "num_attention_heads": 16,
-            "num_key_value_heads": 4,
-            "vocab_size": 32000,
-        },
-        "batch_size": 8,
+        **STANDARD,
+        "model": llama_shape(hidden=2048, intermediate=5632, layers=8, heads=16, kv_heads=4, vocab=32000),
         "seq_len": 1024,
-        "dtypes": ALL_DTYPES,
-        "modes": [EAGER, COMPILED],
         "timer": {"warmup_s": 2.0, "min_time_s": 3.0, "max_time_s": 10.0, "min_samples": 5},
     },
 }
