@@ -260,6 +260,18 @@ def _unet(channels: int, classes: int, base: int, depth: int) -> nn.Module:
 
 # ----------------------------------------------------------------------------- registry
 
+
+def _base_sized(*, vocab: int, positions: int) -> Dimensions:
+    """BERT-base's and GPT-2 small's transformer (12 layers, width 768, 12 heads), with this
+    vocabulary and context length: what the two models differ in."""
+    return Dimensions(
+        (positions,), {"vocab": vocab, "positions": positions, "width": 768, "heads": 12, "ff": 3072, "layers": 12}
+    )
+
+
+# The text models' small size, the same for both.
+SMALL_TEXT = Dimensions((32,), {"vocab": 1000, "positions": 32, "width": 64, "heads": 2, "ff": 128, "layers": 2})
+
 MODELS: dict[str, ModelSpec] = {
     m.name: m
     for m in (
@@ -299,14 +311,7 @@ MODELS: dict[str, ModelSpec] = {
             "BERT-base",
             "12 layers, width 768, 12 heads, vocabulary 30,522, 512 tokens, masked-LM head over every token",
             "tokens",
-            {
-                "full": Dimensions(
-                    (512,), {"vocab": 30522, "positions": 512, "width": 768, "heads": 12, "ff": 3072, "layers": 12}
-                ),
-                "small": Dimensions(
-                    (32,), {"vocab": 1000, "positions": 32, "width": 64, "heads": 2, "ff": 128, "layers": 2}
-                ),
-            },
+            {"full": _base_sized(vocab=30522, positions=512), "small": SMALL_TEXT},
             _bert,
         ),
         ModelSpec(
@@ -315,14 +320,7 @@ MODELS: dict[str, ModelSpec] = {
             "GPT-2 small",
             "12 layers, width 768, 12 heads, vocabulary 50,257, 1,024-token context, next-token loss",
             "tokens",
-            {
-                "full": Dimensions(
-                    (1024,), {"vocab": 50257, "positions": 1024, "width": 768, "heads": 12, "ff": 3072, "layers": 12}
-                ),
-                "small": Dimensions(
-                    (32,), {"vocab": 1000, "positions": 32, "width": 64, "heads": 2, "ff": 128, "layers": 2}
-                ),
-            },
+            {"full": _base_sized(vocab=50257, positions=1024), "small": SMALL_TEXT},
             _gpt2,
         ),
         ModelSpec(
