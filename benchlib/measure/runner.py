@@ -56,6 +56,7 @@ __all__ = [
     "SUITES",
     "NothingToResume",
     "ResumeError",
+    "RunOptions",
     "RunOutcome",
     "SaveError",
     "resume_run",
@@ -319,6 +320,18 @@ def _write_stderr(workload: Workload, output: str) -> None:
     sys.stderr.write(output)
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run goes, started or resumed: its time budget, whether each workload runs in its own
+    process, and what is called as a workload starts, finishes and prints."""
+
+    budget_s: float | None = None
+    isolate: bool = False
+    on_start: Callable[[Workload], None] = lambda w: None
+    on_done: Callable[[Workload, list[MeasurementRecord]], None] = lambda w, r: None
+    on_output: Callable[[Workload, str], None] = _write_stderr
+
+
 def _save(results: ResultsFile, path: Path, saved: list[str] | None) -> list[str]:
     """Write ``results`` and return the finished workloads now on disk.
 
@@ -337,11 +350,7 @@ def _execute(
     pending: Sequence[Workload],
     *,
     machine: Machine,
-    budget_s: float | None,
-    isolate: bool,
-    on_start: Callable[[Workload], None],
-    on_done: Callable[[Workload, list[MeasurementRecord]], None],
-    on_output: Callable[[Workload, str], None],
+    options: RunOptions,
 ) -> RunOutcome:
     from benchlib.measure.isolation import run_isolated
 
@@ -351,11 +360,11 @@ def _execute(
     saved = _finished_in_order(results)
     resolved = resolve_device(plan.device)
     history = past_durations(path.parent, plan.size)
-    startup_guess = Estimate(STARTUP_GUESS_S if isolate else 0.0, "a guess until one is timed")
+    startup_guess = Estimate(STARTUP_GUESS_S if options.isolate else 0.0, "a guess until one is timed")
     extra_modules = import_workload_modules()
     # Snapshots before and after each workload, never during one: watching must not slow it.
     sampler = ConditionsSampler(gpu_index=run_gpu_index() if resolved == "cuda" else None)
-    budget = TimeBudget(budget_s)
+    budget = TimeBudget(options.budget_s)
     per_workload: dict[str, float] = {}
     overhead: dict[str, float] = {}
     unwritten = False
@@ -371,14 +380,14 @@ def _execute(
             ]
             results.measurements.append(skip)
             unwritten = True
-            on_done(workload, [skip])
+            options.on_done(workload, [skip])
             continue
-        on_start(workload)
+        options.on_start(workload)
         ctx = RunContext(device=resolved, machine=machine, size=plan.size)
         before = sampler.snapshot()
         t0 = time.perf_counter()
         child_pids: tuple[int, ...] = ()
-        if isolate:
+        if options.isolate:
             child = run_isolated(
                 _workload_in_child,
                 workload.name,
@@ -391,7 +400,7 @@ def _execute(
             # Framework start-up chatter stays in the crash record's tail, not on the screen.
             shown = drop_noise(child.output)
             if shown.strip():
-                on_output(workload, shown)
+                options.on_output(workload, shown)
             if child.result is None:
                 message = f"{workload.name}: {child.describe_crash()}"
                 records, work_s = (
@@ -405,7 +414,7 @@ def _execute(
         wall = time.perf_counter() - t0
         plan.conditions[workload.name] = sampler.after(before, child_pids)
         per_workload[workload.name] = wall
-        if isolate:
+        if options.isolate:
             overhead[workload.name] = max(wall - work_s, 0.0)
             budget.took(STARTUP, overhead[workload.name])
         records = [r.model_copy(update={"duration_s": work_s}) if r.duration_s is None else r for r in records]
@@ -418,7 +427,7 @@ def _execute(
         results.complete = _is_complete(results)
         saved = _save(results, path, saved)
         unwritten = False
-        on_done(workload, records)
+        options.on_done(workload, records)
     if unwritten or results.complete != _is_complete(results):
         results.complete = _is_complete(results)
         _save(results, path, saved)
@@ -452,39 +461,26 @@ def run_suite(
     device: str,
     machine: Machine,
     out_dir: Path,
-    budget_s: float | None = None,
-    isolate: bool = False,
-    on_start: Callable[[Workload], None] = lambda w: None,
-    on_done: Callable[[Workload, list[MeasurementRecord]], None] = lambda w, r: None,
-    on_output: Callable[[Workload, str], None] = _write_stderr,
+    **options: Any,
 ) -> RunOutcome:
     """Run ``workloads`` on ``device`` and write ``out_dir/<machine id>/<run id>.json`` after each one.
 
     The file is written once before the first workload (so a kill at any point leaves a file that
     `resume_run` can finish) and then once per workload: one rename each, which keeps a run on a
-    slow mount like Google Drive cheap. ``isolate`` runs each workload in its own process.
+    slow mount like Google Drive cheap. ``options`` are `RunOptions`' fields: ``isolate`` runs
+    each workload in its own process.
     """
+    run_options = RunOptions(**options)
     quiet_warnings()  # before a workload's framework imports tqdm.auto
-    if isolate:
+    if run_options.isolate:
         _check_isolatable(workloads)
     resolve_device(device)
-    results = new_results(
-        machine, suite, plan=RunPlan(workloads=[w.name for w in workloads], size=suite, device=device, isolated=isolate)
-    )
+    plan = RunPlan(workloads=[w.name for w in workloads], size=suite, device=device, isolated=run_options.isolate)
+    results = new_results(machine, suite, plan=plan)
     path = results_path(out_dir, results)
     results.complete = _is_complete(results)
     _save(results, path, None)
-    return _execute(
-        results,
-        path,
-        workloads,
-        machine=machine,
-        budget_s=budget_s,
-        isolate=isolate,
-        on_start=on_start,
-        on_done=on_done,
-        on_output=on_output,
-    )
+    return _execute(results, path, workloads, machine=machine, options=run_options)
 
 
 def find_resumable(target: Path, machine_id: str) -> Path:
@@ -553,40 +549,23 @@ def resumable(path: Path, machine: Machine) -> ResultsFile:
     return results
 
 
-def resume_run(
-    path: Path,
-    *,
-    machine: Machine,
-    budget_s: float | None = None,
-    isolate: bool = False,
-    on_start: Callable[[Workload], None] = lambda w: None,
-    on_done: Callable[[Workload, list[MeasurementRecord]], None] = lambda w, r: None,
-    on_output: Callable[[Workload, str], None] = _write_stderr,
-) -> RunOutcome:
+def resume_run(path: Path, *, machine: Machine, **options: Any) -> RunOutcome:
     """Finish a killed or budget-cut run: run only its unfinished workloads, in the same file.
 
     Finished workloads (including those that failed or were skipped for a missing framework)
     are kept as they are; those skipped for the budget and the one a kill interrupted run now.
+    ``options`` are `RunOptions`' fields, as for `run_suite`.
     """
+    run_options = RunOptions(**options)
     path = Path(path)
     results = resumable(path, machine)
     import_workload_modules()
     pending = [get(name) for name in unfinished(results)]
-    if isolate:
+    if run_options.isolate:
         _check_isolatable(pending)
     try:
         remove_stale_temp_files(path)
     except OSError as exc:
         raise SaveError(path, _finished_in_order(results), exc) from exc
-    results.plan.isolated = results.plan.isolated and isolate
-    return _execute(
-        results,
-        path,
-        pending,
-        machine=machine,
-        budget_s=budget_s,
-        isolate=isolate,
-        on_start=on_start,
-        on_done=on_done,
-        on_output=on_output,
-    )
+    results.plan.isolated = results.plan.isolated and run_options.isolate
+    return _execute(results, path, pending, machine=machine, options=run_options)
