@@ -11,15 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from benchlib.measure import conditions as cond
-from benchlib.measure.conditions import (
-    ConditionsSampler,
-    Snapshot,
-    compare,
-    disturbed_line,
-    disturbed_workloads,
-    run_disturbed,
-)
+from benchlib.measure.conditions import ConditionsSampler, Snapshot, compare
 from benchlib.measure.runner import run_suite
+from benchlib.results.plausibility import disturbed_line, disturbed_workloads, run_disturbed
 from benchlib.results.schema import Conditions, ResultsFile, RunPlan
 from benchlib.results.store import read_results
 

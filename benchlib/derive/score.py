@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from benchlib.core.paths import reference_dir
-from benchlib.measure.conditions import disturbed_line
 from benchlib.results.load import params_of
+from benchlib.results.plausibility import disturbed_line
 from benchlib.results.schema import MeasurementRecord, ResultsFile
 from benchlib.results.store import read_results, write_results
 from benchlib.workloads import all_workloads, owner

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from benchlib.core.paths import results_dir
 from benchlib.derive.score import SCORE_TESTS, SCORED_SUITES, Score, load_reference, reference_file, score
-from benchlib.measure.conditions import disturbed_line
+from benchlib.results.plausibility import disturbed_line
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import ResultsError, iter_result_paths, read_results
 

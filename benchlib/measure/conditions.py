@@ -21,9 +21,12 @@ from typing import Any
 
 import psutil
 
-# The thresholds live with the other marks a record can get, where the site can read them too.
+# The thresholds, and what a run's disturbed marks add up to, live with the other marks a record can
+# get, where the site can read them too; the runner and the command line import the two below from here.
 from benchlib.results.plausibility import GPU_OTHERS_MAX_SM_PERCENT, OTHERS_MAX_CPU_SHARE, STEAL_MAX_SHARE
-from benchlib.results.schema import Conditions, GPUOthers, ResultsFile
+from benchlib.results.plausibility import disturbed_line as disturbed_line
+from benchlib.results.plausibility import run_disturbed as run_disturbed
+from benchlib.results.schema import Conditions, GPUOthers
 
 # The kernel counts CPU time in 10 ms ticks, per CPU and per process; a few ticks of rounding
 # between the machine's and this run's counters is not another process.
@@ -199,26 +202,3 @@ def compare(
         gpu=gpu,
         disturbed=reasons,
     )
-
-
-def disturbed_workloads(results: ResultsFile) -> dict[str, list[str]]:
-    """The run's disturbed workloads and why, in run order."""
-    conditions = results.plan.conditions if results.plan else {}
-    return {name: c.disturbed for name, c in conditions.items() if c.disturbed}
-
-
-def run_disturbed(results: ResultsFile) -> bool | None:
-    """The run-level flag: True if any workload was disturbed, False only if every finished one was seen quiet."""
-    if disturbed_workloads(results):
-        return True
-    plan = results.plan
-    return False if plan is not None and set(plan.wall_s) <= set(plan.conditions) else None
-
-
-def disturbed_line(results: ResultsFile) -> str | None:
-    """One line naming the disturbed workloads and why, for a run's output; None for a quiet run."""
-    found = disturbed_workloads(results)
-    if not found:
-        return None
-    detail = "; ".join(f"{name}: {', '.join(why)}" for name, why in found.items())
-    return f"disturbed run: other work on this machine may have slowed {len(found)} workload(s) ({detail})"

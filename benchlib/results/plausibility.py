@@ -14,8 +14,8 @@ import re
 from benchlib.results.schema import Machine, MeasurementRecord, ResultsFile
 
 PEAK_TOLERANCE = 1.10
-# When a workload counts as disturbed (`benchlib.measure.conditions` applies these; the methodology
-# page states them). The score aims at a 3 % spread on a quiet machine; other work taking more than
+# When a workload counts as disturbed (`benchlib.measure.conditions` applies these, `disturbed_line`
+# reports them; the methodology page states them). The score aims at a 3 % spread on a quiet machine; other work taking more than
 # that share of the CPU can slow a workload that uses every core by more than that.
 OTHERS_MAX_CPU_SHARE = 0.03
 # CPU time the hypervisor gave to other virtual machines is time the workload couldn't run: same bound.
@@ -132,3 +132,26 @@ def mark(results: ResultsFile) -> ResultsFile:
         marked.append(mark_invalid(record, reasons) if reasons else record)
         changed = changed or bool(reasons)
     return results.model_copy(update={"measurements": marked}) if changed else results
+
+
+def disturbed_workloads(results: ResultsFile) -> dict[str, list[str]]:
+    """The run's disturbed workloads and why, in run order."""
+    conditions = results.plan.conditions if results.plan else {}
+    return {name: c.disturbed for name, c in conditions.items() if c.disturbed}
+
+
+def run_disturbed(results: ResultsFile) -> bool | None:
+    """The run-level flag: True if any workload was disturbed, False only if every finished one was seen quiet."""
+    if disturbed_workloads(results):
+        return True
+    plan = results.plan
+    return False if plan is not None and set(plan.wall_s) <= set(plan.conditions) else None
+
+
+def disturbed_line(results: ResultsFile) -> str | None:
+    """One line naming the disturbed workloads and why, for a run's output; None for a quiet run."""
+    found = disturbed_workloads(results)
+    if not found:
+        return None
+    detail = "; ".join(f"{name}: {', '.join(why)}" for name, why in found.items())
+    return f"disturbed run: other work on this machine may have slowed {len(found)} workload(s) ({detail})"
