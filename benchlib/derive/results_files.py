@@ -1,19 +1,21 @@
 """Which results files the site reads: the results folder, the reported folder and, on request, this machine.
 
 The measurement of the build machine is opt-in (``BENCHLIB_MEASURE``): `benchlib.measure.build_machine`
-makes it once per machine and benchlib version and keeps it in the cache folder.
+makes it once per machine and benchlib version and keeps it in the cache folder. It is the one way
+a site build reaches `benchlib.measure`, imported only when a build asks to measure
+(``tests/test_layers.py`` holds that).
 """
 
 from __future__ import annotations
 
 import functools
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchlib.core.cache import cache_dir, cache_folder
 from benchlib.core.paths import reported_dir, results_dir
-from benchlib.measure.build_machine import Measure, build_measurement, measure_here
 from benchlib.results.store import iter_result_paths
 
 
@@ -32,9 +34,14 @@ def _cache(root: Path, name: str) -> Path:
     return cache_folder(name) or Path(tempfile.mkdtemp(prefix="benchlib-measurement-"))
 
 
-def this_machine(suite: str, measure: Measure = measure_here, cache: str = "build-measurement") -> Path:
-    """This machine's measurement with ``suite``: cached in the cache folder ``cache``, or made now by ``measure``."""
-    return build_measurement(suite, _cache(cache_dir(), cache), measure)
+def this_machine(
+    suite: str, measure: Callable[[str, Path], Path] | None = None, cache: str = "build-measurement"
+) -> Path:
+    """This machine's measurement with ``suite``: cached in the cache folder ``cache``, or made now by
+    ``measure`` (`benchlib.measure.build_machine.measure_here` by default: this process runs the suite)."""
+    from benchlib.measure.build_machine import build_measurement, measure_here
+
+    return build_measurement(suite, _cache(cache_dir(), cache), measure or measure_here)
 
 
 def results_files(build: Path | None = None) -> ResultsFiles:
