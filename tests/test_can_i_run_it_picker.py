@@ -15,9 +15,8 @@ import pytest
 
 from benchlib.core.units import format_bytes
 from benchlib.site import can_i_run_it as llm_fit
-from benchlib.site.llm_speed import hours_text, rate_text
+from benchlib.site.llm_speed import hours_per_million_tokens, hours_text, rate_text
 from benchlib.site.sources import read_table
-from benchlib.tables.can_i_run_it import hours_per_million_tokens
 
 
 def embedded(page_html: str) -> dict:

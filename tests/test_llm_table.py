@@ -21,10 +21,11 @@ from benchlib.cli import app
 from benchlib.core.cache import cache_folder
 from benchlib.predict.engines import ENGINES
 from benchlib.predict.llm_memory import LLMPredictor, make_setup
-from benchlib.predict.llm_speed import hours_per_million_tokens, predict_llm_speed
+from benchlib.predict.llm_speed import predict_llm_speed
 from benchlib.predict.memory import gpu_memory
 from benchlib.site import can_i_run_it as llm_fit
 from benchlib.site import llm_speed
+from benchlib.site.llm_speed import hours_per_million_tokens
 from benchlib.tables.can_i_run_it import (
     COLUMNS,
     EAGER,

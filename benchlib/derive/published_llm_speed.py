@@ -1,10 +1,10 @@
 """Predicted against published language-model speeds: decode per engine, and fine-tuning tokens/s.
 
-The published figures are reported data: ``benchlib/data/published_llm_speed.yaml`` (Qwen's speed
-benchmarks: transformers and vLLM, batch 1, 2,048 generated tokens after prompts of several
-lengths, BF16, GPTQ and AWQ weights, on an A100 80GB) and ``published_llm_training_speed.yaml``
-(fine-tuning tokens/s with stated setups). Each source states its setup; every row is predicted in
-that setup with `benchlib.predict.llm_speed` and compared.
+The published figures are reported data (`benchlib.catalog.published_llm_speeds`: Qwen's speed
+benchmarks, transformers and vLLM, batch 1, 2,048 generated tokens after prompts of several
+lengths, BF16, GPTQ and AWQ weights, on an A100 80GB; and fine-tuning tokens/s with stated
+setups). Each source states its setup; every row is predicted in that setup with
+`benchlib.predict.llm_speed` and compared.
 
 A Qwen row's speed is the generated tokens over the time of the whole ``generate()`` call, which
 includes the prefill: predicted as the prefill of the prompt plus each decode step, whose cache
@@ -22,20 +22,17 @@ import re
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import Any
 
 from benchlib.catalog.gpus import AcceleratorSpec, find_gpu
 from benchlib.catalog.language_models import LanguageModel, ModelNotFound, resolve_model
-from benchlib.core.package_data import data_file, load_yaml
+from benchlib.catalog.published_llm_speeds import PublishedSpeed, published_rows
+from benchlib.derive.compared import CALIBRATION, HELD_OUT
 from benchlib.predict.engines import ENGINES, Engine, EngineMismatch, EngineTime, OpTimes
 from benchlib.predict.llm_memory import make_setup
 from benchlib.predict.llm_speed import CountedCall, count_inference, count_training
 from benchlib.predict.roofline import GpuRates, gpu_rates
 
-INFERENCE_FILE = data_file("published_llm_speed.yaml")
-TRAINING_FILE = data_file("published_llm_training_speed.yaml")
-CALIBRATION, HELD_OUT = "calibration", "held out"
 # Targets on the held-out half: median absolute error.
 TARGETS = {"decode": 0.25, "prefill": 0.25, "long prompt": 0.25, "training": 0.30}
 # No published batch-1 prefill figure has a setup benchlib can predict (a GPU in the specs, an engine
@@ -48,59 +45,6 @@ STEP_MS_GRID = tuple(round(0.25 * x, 2) for x in range(0, 25))
 STREAM_GRID = tuple(round(0.40 + 0.05 * x, 2) for x in range(12))  # 0.40 ... 0.95
 ATTENTION_GRID = tuple(round(0.10 + 0.05 * x, 2) for x in range(18))  # 0.10 ... 0.95
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*B\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class PublishedSpeed:
-    """One published figure with its source, as the data file states them."""
-
-    source: dict[str, Any]
-    row: dict[str, Any]
-
-    @property
-    def metric(self) -> str:
-        return str(self.row["metric"])
-
-    @property
-    def engine(self) -> str:
-        return str(self.row.get("engine") or self.source.get("engine") or "transformers")
-
-    @property
-    def gpu(self) -> str | None:
-        """The GPU the row is predicted on: the one stated, else the one the data file says it assumes."""
-        return self.row.get("gpu") or self.row.get("gpu_assumed") or self.source.get("gpu")
-
-    @property
-    def seq_len(self) -> int | None:
-        """Tokens per sample: as run, or (samples of varying length) their mean; padding is not modelled."""
-        r = self.row
-        if r.get("seq_len"):
-            return int(r["seq_len"])
-        return round(r["mean_tokens_per_sample"]) if r.get("mean_tokens_per_sample") else None
-
-    @property
-    def kind(self) -> str:
-        """decode, prefill or training: which prediction the figure checks."""
-        return "training" if self.row["mode"] != "inference" else "prefill" if "prefill" in self.metric else "decode"
-
-    def describe(self) -> str:
-        r = self.row
-        if self.kind == "training":
-            length = f"{self.seq_len}" + (" (mean)" if not r.get("seq_len") else "")
-            return f"{r['model']} {r['mode']} {r['weights']}, batch {r['batch']} x {length} tokens"
-        return f"{r['model']} {r['weights']}, {r['input_tokens']:,}-token prompt"
-
-
-@cache
-def published_rows() -> tuple[PublishedSpeed, ...]:
-    rows: list[PublishedSpeed] = []
-    for path in (INFERENCE_FILE, TRAINING_FILE):
-        if not path.is_file():
-            continue
-        data = load_yaml(path.read_text(encoding="utf-8"))
-        sources = {s["id"]: s for s in data["sources"]}
-        rows += [PublishedSpeed(sources[r["source"]], r) for r in data["rows"]]
-    return tuple(rows)
 
 
 @dataclass(frozen=True)

@@ -326,16 +326,6 @@ def default_dtype(rates: GpuRates) -> str:
     return "bf16" if "bf16" in rates.peaks_tflops else "fp16"
 
 
-def per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
-    """US dollars per million tokens at ``tokens_per_s`` on a GPU rented at ``usd_per_hour``."""
-    return usd_per_hour / (tokens_per_s * 3600) * 1e6
-
-
-def hours_per_million_tokens(tokens_per_s: float) -> float:
-    """Hours a run at ``tokens_per_s`` takes for a million tokens."""
-    return 1e6 / tokens_per_s / 3600
-
-
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
     with warnings.catch_warnings():

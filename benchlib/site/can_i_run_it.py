@@ -13,10 +13,9 @@ import json
 from typing import Any
 
 from benchlib.core.units import format_bytes
-from benchlib.site.llm_speed import error_text, hours_text, method_link, rate_text
+from benchlib.site.llm_speed import error_text, hours_per_million_tokens, hours_text, method_link, rate_text
 from benchlib.site.render import page_link, render
 from benchlib.site.sources import read_table
-from benchlib.tables.can_i_run_it import hours_per_million_tokens
 
 PAGE = "gpus/can-i-run-it.md"
 

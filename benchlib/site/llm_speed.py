@@ -1,10 +1,10 @@
 """Predicted language-model speeds on the pages: the error each carries, and what they cost.
 
 The speeds come from the committed "Can I run it?" table (``benchlib/tables/can_i_run_it.json``);
-their measured error from the committed check against published measurements
-(``benchlib/tables/llm_speed_check.json``, `benchlib.tables.llm_speed_check.error_summary`). Costs
-are worked out when the site is built, from those speeds and the dated prices in the specs file,
-so a new price changes the pages without recomputing any prediction.
+their measured error, and the engines' constants, from the committed check against published
+measurements (``benchlib/tables/llm_speed_check.json``, `benchlib.derive.compared.held_out_error`).
+Costs are worked out when the site is built, from those speeds and the dated prices in the specs
+file, so a new price changes the pages without recomputing any prediction.
 
 * **$ per million generated tokens**: a served engine (vLLM) decoding as many sequences at once as
   fit (capped, as the table states), and ``model.generate()`` at batch 1.
@@ -23,13 +23,14 @@ from typing import Any
 
 from benchlib.catalog.gpus import AcceleratorSpec, find_gpu
 from benchlib.catalog.language_models import shipped_models
+from benchlib.catalog.published_llm_speeds import published_rows
+from benchlib.derive import compared
 from benchlib.site.platform_pages import Source, fact_flags
 from benchlib.site.render import page_link, render
 from benchlib.site.sources import read_table
-from benchlib.tables.can_i_run_it import per_million_tokens
-from benchlib.tables.llm_speed_check import error_summary
 
 TABLE = "can_i_run_it"
+CHECK_TABLE = "llm_speed_check"
 METHOD_SECTION = "benchmarks/methodology.md#how-speed-is-predicted"
 # The model the cost tables and the LLM price-performance chart are for: the 8B model most
 # fine-tuning guides start from, and one a 24 GB card serves in bf16.
@@ -45,6 +46,11 @@ def _table() -> dict[str, Any]:
     return read_table(TABLE)
 
 
+@functools.cache
+def _check_table() -> dict[str, Any]:
+    return read_table(CHECK_TABLE)
+
+
 def rate_text(rate: float) -> str:
     """A predicted rate to two significant digits (``1,500``, ``52``, ``9.3``): no more than the prediction knows."""
     rounded = float(f"{rate:.2g}")
@@ -54,6 +60,16 @@ def rate_text(rate: float) -> str:
 def hours_text(hours: float) -> str:
     """Hours to two significant digits."""
     return rate_text(hours)
+
+
+def per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
+    """US dollars per million tokens at ``tokens_per_s`` on a GPU rented at ``usd_per_hour``."""
+    return usd_per_hour / (tokens_per_s * 3600) * 1e6
+
+
+def hours_per_million_tokens(tokens_per_s: float) -> float:
+    """Hours a run at ``tokens_per_s`` takes for a million tokens."""
+    return 1e6 / tokens_per_s / 3600
 
 
 def usd_text(usd: float) -> str:
@@ -69,7 +85,7 @@ def usd_text(usd: float) -> str:
 
 def held_out_error(engine: str, kind: str) -> dict[str, Any] | None:
     """The held-out error of ``engine``'s ``kind`` predictions, or None where nothing checked them yet."""
-    return error_summary(engine, kind)
+    return compared.held_out_error(_check_table(), engine, kind)
 
 
 def error_text(engine: str, kind: str) -> str:
@@ -290,42 +306,29 @@ def break_even_table() -> str:
 # ----------------------------------------------------------------------------- how speed is predicted
 
 
-def _check_table() -> dict[str, Any] | None:
-    from benchlib.tables import TableMissing, read
-
-    try:
-        return read("llm_speed_check")
-    except TableMissing:
-        return None
-
-
 def speed_method(here: str = "benchmarks/methodology.md") -> str:
     """The engines with their constants, and each engine's held-out error per kind, from the committed tables."""
-    from benchlib.derive.published_llm_speed import published_rows
-    from benchlib.tables.can_i_run_it import ENGINES
-
     speed = _table()["speed"]
     check = _check_table()
     engines = []
     for name in (speed["eager"], speed["served"]):
-        engine = ENGINES[name]
+        engine = check["engines"][name]
         engines.append(
             {
                 "name": name,
-                "launch": f"{engine.launch_s * 1e6:g} µs" if engine.launch_s else "none (CUDA graph)",
-                "step": f"{engine.step_s * 1e3:g} ms" if engine.step_s else "none",
-                "stream": f"{engine.stream_efficiency:.0%}",
-                "attention": f"{engine.attention_efficiency:.0%}",
-                "quantized": f"{engine.quantized_efficiency:.0%}",
-                "basis": engine.basis,
+                "launch": f"{engine['launch_s'] * 1e6:g} µs" if engine["launch_s"] else "none (CUDA graph)",
+                "step": f"{engine['step_s'] * 1e3:g} ms" if engine["step_s"] else "none",
+                "stream": f"{engine['stream_efficiency']:.0%}",
+                "attention": f"{engine['attention_efficiency']:.0%}",
+                "quantized": f"{engine['quantized_efficiency']:.0%}",
+                "basis": engine["basis"],
             }
         )
     held_out = []
-    engine_modes = {name: ENGINES[name].modes for name in (speed["eager"], speed["served"])}
     for name in (speed["eager"], speed["served"]):
         for kind in ("decode", "prefill", "training"):
-            summary = error_summary(name, kind, check) if check is not None else None
-            trains = "lora" in engine_modes[name]
+            summary = compared.held_out_error(check, name, kind)
+            trains = "lora" in check["engines"][name]["modes"]
             if summary is None and (kind == "prefill" or (kind == "training" and not trains)):
                 continue  # the pages show no prefill figure, and a served engine doesn't train
             held_out.append(
@@ -338,11 +341,11 @@ def speed_method(here: str = "benchmarks/methodology.md") -> str:
                     "target": f"{summary['target']:.0%}" if summary and summary["target"] is not None else None,
                 }
             )
-    compared = {r["source"] for r in check["rows"]} if check else set()
+    checked = {r["source"] for r in check["rows"]}
     sources = {
         p.source["id"]: {"url": p.source["url"], "title": p.source["title"]}
         for p in published_rows()
-        if p.source["id"] in compared
+        if p.source["id"] in checked
     }
     return render(
         "llm_speed_method.html",

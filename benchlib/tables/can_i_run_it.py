@@ -46,8 +46,6 @@ from benchlib.predict.llm_speed import (
     default_dtype,
     max_concurrency,
 )
-from benchlib.predict.llm_speed import hours_per_million_tokens as hours_per_million_tokens  # for the pages' costs
-from benchlib.predict.llm_speed import per_million_tokens as per_million_tokens
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,

@@ -4,7 +4,8 @@
 fine-tuning figures) in its stated setup; counting their calls takes minutes, so `benchlib tables`
 writes the rows, the rows left out with their reason, and the error per engine, kind and half to
 ``benchlib/tables/llm_speed_check.json``. `benchlib predict` and the pages quote the held-out
-errors from it, so that every predicted speed carries its measured error.
+errors from it (`benchlib.derive.compared.held_out_error`), so that every predicted speed carries
+its measured error.
 """
 
 from __future__ import annotations
@@ -14,16 +15,9 @@ from dataclasses import asdict
 from typing import Any
 
 from benchlib.catalog.gpus import find_gpu
-from benchlib.derive.published_llm_speed import (
-    HELD_OUT,
-    INFERENCE_FILE,
-    TRAINING_FILE,
-    compare,
-    count_rows,
-    fit_engine,
-    published_rows,
-    summaries,
-)
+from benchlib.catalog.published_llm_speeds import INFERENCE_FILE, TRAINING_FILE, published_rows
+from benchlib.derive.compared import HELD_OUT, held_out_error
+from benchlib.derive.published_llm_speed import compare, count_rows, fit_engine, summaries
 from benchlib.predict.engines import ENGINES
 from benchlib.predict.roofline import engine_figures, gpu_rates
 from benchlib.tables import Table, TableMissing, data_digests, digest_json, read, register
@@ -59,25 +53,13 @@ def speed_check(on_step: Callable[[str], None] = lambda step: None) -> dict[str,
     }
 
 
-def error_summary(engine: str, kind: str, table: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def error_summary(engine: str, kind: str) -> dict[str, Any] | None:
     """The held-out error of ``engine``'s ``kind`` predictions (decode, prefill, training), or None
-    where no published row checks them."""
-    if table is None:
-        try:
-            table = read(NAME)
-        except TableMissing:
-            return None
-    for summary in table["summaries"]:
-        if (summary["engine"], summary["kind"], summary["half"]) == (engine, kind, HELD_OUT):
-            sources = sorted({r["source"] for r in table["rows"] if (r["engine"], r["kind"]) == (engine, kind)})
-            return {
-                "held_out_median_abs_error": summary["median_abs_error"],
-                "held_out_rows": summary["rows"],
-                "worst_error": summary["worst_error"],
-                "source": ", ".join(sources),
-                "target": summary["target"],
-            }
-    return None
+    where no published row checks them or the table is missing (`benchlib predict` quotes it)."""
+    try:
+        return held_out_error(read(NAME), engine, kind)
+    except TableMissing:
+        return None
 
 
 def inputs() -> dict[str, str]:

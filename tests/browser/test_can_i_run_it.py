@@ -10,9 +10,8 @@ from playwright.sync_api import expect
 
 from benchlib.catalog.language_models import shipped_models
 from benchlib.core.units import format_bytes
-from benchlib.site.llm_speed import hours_text, rate_text
+from benchlib.site.llm_speed import hours_per_million_tokens, hours_text, rate_text
 from benchlib.site.sources import read_table
-from benchlib.tables.can_i_run_it import hours_per_million_tokens
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,72 @@
+"""Published language-model speeds: the figures benchlib's speed predictions are checked against.
+
+Reported data, each row with its source and the setup the source states:
+``benchlib/data/published_llm_speed.yaml`` (Qwen's speed benchmarks: transformers and vLLM, batch
+1, 2,048 generated tokens after prompts of several lengths, BF16, GPTQ and AWQ weights, on an A100
+80GB) and ``published_llm_training_speed.yaml`` (fine-tuning tokens/s). The comparison
+(`benchlib.derive.published_llm_speed`) predicts each row; the methodology page cites the sources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from benchlib.core.package_data import data_file, load_yaml
+
+INFERENCE_FILE = data_file("published_llm_speed.yaml")
+TRAINING_FILE = data_file("published_llm_training_speed.yaml")
+
+
+@dataclass(frozen=True)
+class PublishedSpeed:
+    """One published figure with its source, as the data file states them."""
+
+    source: dict[str, Any]
+    row: dict[str, Any]
+
+    @property
+    def metric(self) -> str:
+        return str(self.row["metric"])
+
+    @property
+    def engine(self) -> str:
+        return str(self.row.get("engine") or self.source.get("engine") or "transformers")
+
+    @property
+    def gpu(self) -> str | None:
+        """The GPU the row is predicted on: the one stated, else the one the data file says it assumes."""
+        return self.row.get("gpu") or self.row.get("gpu_assumed") or self.source.get("gpu")
+
+    @property
+    def seq_len(self) -> int | None:
+        """Tokens per sample: as run, or (samples of varying length) their mean; padding is not modelled."""
+        r = self.row
+        if r.get("seq_len"):
+            return int(r["seq_len"])
+        return round(r["mean_tokens_per_sample"]) if r.get("mean_tokens_per_sample") else None
+
+    @property
+    def kind(self) -> str:
+        """decode, prefill or training: which prediction the figure checks."""
+        return "training" if self.row["mode"] != "inference" else "prefill" if "prefill" in self.metric else "decode"
+
+    def describe(self) -> str:
+        r = self.row
+        if self.kind == "training":
+            length = f"{self.seq_len}" + (" (mean)" if not r.get("seq_len") else "")
+            return f"{r['model']} {r['mode']} {r['weights']}, batch {r['batch']} x {length} tokens"
+        return f"{r['model']} {r['weights']}, {r['input_tokens']:,}-token prompt"
+
+
+@cache
+def published_rows() -> tuple[PublishedSpeed, ...]:
+    rows: list[PublishedSpeed] = []
+    for path in (INFERENCE_FILE, TRAINING_FILE):
+        if not path.is_file():
+            continue
+        data = load_yaml(path.read_text(encoding="utf-8"))
+        sources = {s["id"]: s for s in data["sources"]}
+        rows += [PublishedSpeed(sources[r["source"]], r) for r in data["rows"]]
+    return tuple(rows)
