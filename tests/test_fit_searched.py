@@ -6,9 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from benchlib.derive.searched import fit_prediction, model_label, request_of
+from benchlib.derive.searched import fit_prediction, model_label
 from benchlib.measure.max_batch import SearchResult, TrialOutcome, TrialRequest, search_records
 from benchlib.models.trainable import get_model
+from benchlib.results.searches import request_of
 
 SEARCHES = [
     TrialRequest(model="unet", batch=1, size="small", dtype="fp16", device="cpu", memory_limit=16 * 1024**2),

@@ -31,7 +31,10 @@ from benchlib.results.schema import (
 )
 from benchlib.results.store import new_results, write_results
 from benchlib.site import buying_guide as blocks
+from benchlib.site.sources import MissingTableStopsTheBuild
 from benchlib.tables import buying_guide as table
+from benchlib.tables import searched
+from benchlib.tables.speed_check import speed_check
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "gpus" / "buying-guide.md"
@@ -260,9 +263,17 @@ def test_reported_strings_are_escaped(tmp_path, monkeypatch):
     write_results(results, tmp_path / "reported" / "lambda-dlbench-hostile.json")
     monkeypatch.setenv("BENCHLIB_REPORTED_DIR", str(tmp_path / "reported"))
     monkeypatch.setenv("BENCHLIB_RESULTS_DIR", str(tmp_path / "results"))
+    # The speed check `benchlib tables` computes for this reported folder (the site only reads one).
+    monkeypatch.setattr(blocks.speed, "checked", lambda: blocks.speed.from_table(speed_check(tmp_path / "reported")))
     html = blocks.resnet50_throughput()
     assert "<script>window" not in html
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
+
+
+def _predict_searches_of_the_results_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `benchlib tables --only searched` would commit for the results folder, given to the blocks."""
+    rows = searched.compute(lambda step: None)["searches"]
+    monkeypatch.setattr(blocks, "_searched_table", lambda: {row["key"]: row for row in rows})
 
 
 def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monkeypatch):
@@ -284,6 +295,10 @@ def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monke
         limit=1000,
         result=SearchResult(trials, 40, 41, "oom"),
     )
+    # A search the committed table doesn't hold stops the build: the site predicts nothing.
+    with pytest.raises(MissingTableStopsTheBuild, match=r"searched\.json has no prediction for the search of unet"):
+        blocks.measured_vs_predicted()
+    _predict_searches_of_the_results_folder(monkeypatch)
     html = blocks.measured_vs_predicted()
     predicted = Predictor("unet", size="small", foreach=None).predict(memory_limit(16 * 1024**2)).max_batch
     assert "<td>40</td>" in html and f"<td>{predicted:,}</td>" in html and "capped at 16.0 MiB" in html
@@ -314,6 +329,7 @@ def test_a_language_model_search_appears_next_to_fits_prediction(tmp_path, monke
         result=SearchResult(trials, 18, 19, "oom"),
         search="guess",
     )
+    _predict_searches_of_the_results_folder(monkeypatch)
     html = blocks.measured_vs_predicted()
     predicted = fit_prediction(base, None).max_batch
     row = re.search(r"<tr>(?:(?!</tr>).)*tiny_llama \(32 tokens\)(?:(?!</tr>).)*</tr>", html, flags=re.S)

@@ -8,9 +8,12 @@ from html import unescape
 
 import pytest
 
+from benchlib import tables
 from benchlib.derive.published_speed import UNRUN_BATCH, compare, median_abs_error, unrun_gpus
 from benchlib.site import buying_guide as blocks
 from benchlib.site import speed_check as speed
+from benchlib.site.sources import MissingTableStopsTheBuild
+from benchlib.tables.speed_check import speed_check
 
 
 @pytest.fixture(scope="module")
@@ -160,10 +163,22 @@ def test_the_block_names_the_rows_furthest_off_each_way(comparison, compared):
 
 
 def test_nothing_is_predicted_where_nothing_could_be_compared(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCHLIB_REPORTED_DIR", str(tmp_path))
+    """The blocks given the table `benchlib tables` computes for an empty reported folder."""
+    monkeypatch.setattr(speed, "checked", lambda: speed.from_table(speed_check(tmp_path)))
     assert speed.unrun_rows("images/s").empty
     assert "nothing is compared and no GPU is predicted" in speed.predicted_against_reported()
     assert speed.chart_note() == {"predicted": None}
+
+
+def test_a_reported_folder_the_table_was_not_computed_from_stops_the_build(tmp_path, monkeypatch):
+    """Nothing is predicted while the site builds: the message names the table and the command that makes it."""
+    monkeypatch.setenv("BENCHLIB_REPORTED_DIR", str(tmp_path))
+    monkeypatch.delenv("MKDOCS_CONFIG_DIR", raising=False)
+    with pytest.raises(tables.TableStale, match=r"speed_check\.json was computed from other reported files"):
+        speed.checked()
+    monkeypatch.setenv("MKDOCS_CONFIG_DIR", str(tmp_path))
+    with pytest.raises(MissingTableStopsTheBuild, match=r"run `benchlib tables --only speed_check` to make it again"):
+        speed.predicted_against_reported()
 
 
 def test_a_zero_error_reads_without_a_sign():

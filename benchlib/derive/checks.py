@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU, reported_gpu
-from benchlib.derive.searched import fit_prediction, request_of
+from benchlib.derive.searched import fit_prediction
 from benchlib.results.schema import MeasurementRecord, ResultsFile
+from benchlib.results.searches import request_of
 from benchlib.workloads import (
     INFERENCE_THROUGHPUT,
     LARGEST_BATCH,

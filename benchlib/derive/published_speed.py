@@ -4,7 +4,8 @@ Lambda's ResNet-50 rows (``results/reported/lambda-dlbench-*.json``, FP32 and AM
 batch sizes) are predicted with `predict_speed`'s model and compared. The GPUs are split before
 any fitting: alternate GPUs in the alphabetical order of their names form the calibration half,
 the only rows `fit_memory_efficiency` looks at; the other half is held out, and both are
-reported. Which reported figures are predicted is each workload's declaration (a
+reported. The rows are `benchlib.derive.compared`'s records, which the site reads back from the
+committed table. Which reported figures are predicted is each workload's declaration (a
 `PredictionCheck` of kind ``training throughput``); figures whose workload says why it has none
 (`NotPredicted`: Lambda's 2020 tables of networks benchlib can't build, the seeds' Colab and
 Kaggle epoch times whose setup isn't stated in full) are listed with that reason.
@@ -13,13 +14,13 @@ Kaggle epoch times whose setup isn't stated in full) are listed with that reason
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from benchlib.catalog.gpus import UnknownGPU, find_gpu
+from benchlib.derive.compared import CALIBRATION, HELD_OUT, Comparison, NotCompared, median_abs_error
 from benchlib.predict.count import OpCost
 from benchlib.predict.roofline import MEMORY_EFFICIENCY, gpu_rates, step_time
 
@@ -30,35 +31,6 @@ TARGET_MEDIAN_ERROR = 0.20
 FIT_GRID = tuple(round(0.30 + 0.05 * i, 2) for i in range(15))  # 0.30 ... 1.00
 # A GPU Lambda never ran is predicted at this batch (Lambda's A100 40GB and A6000 sizes sit either side).
 UNRUN_BATCH = 512
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One reported throughput and its prediction."""
-
-    gpu: str
-    precision: str
-    batch: int
-    reported: float
-    predicted: float
-    half: str
-    source: str
-    as_of: str
-
-    @property
-    def error(self) -> float:
-        """Relative error: predicted / reported - 1."""
-        return self.predicted / self.reported - 1
-
-
-@dataclass(frozen=True)
-class NotCompared:
-    """Reported throughput rows left out, with the reason."""
-
-    source: str
-    what: str
-    rows: int
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -112,7 +84,7 @@ def _reported(folder: Path | None = None) -> tuple[list[_Row], list[NotCompared]
 
 def halves(gpus: Iterable[str]) -> dict[str, str]:
     """Each GPU's half: alternate GPUs in alphabetical order are ``calibration``, the rest ``held out``."""
-    return {gpu: ("calibration" if i % 2 == 0 else "held out") for i, gpu in enumerate(sorted(set(gpus)))}
+    return {gpu: (CALIBRATION if i % 2 == 0 else HELD_OUT) for i, gpu in enumerate(sorted(set(gpus)))}
 
 
 @cache
@@ -160,16 +132,12 @@ def compared_files(folder: Path | None = None) -> list[Path]:
     return sorted({row.path for row in _reported(folder)[0]})
 
 
-def median_abs_error(rows: Iterable[Comparison]) -> float:
-    return statistics.median(abs(row.error) for row in rows)
-
-
 def fit_memory_efficiency(folder: Path | None = None) -> float:
     """The grid value whose predictions of the calibration half have the lowest median absolute error."""
 
     def score(efficiency: float) -> float:
         rows, _ = compare(efficiency, folder)
-        return median_abs_error(row for row in rows if row.half == "calibration")
+        return median_abs_error(row for row in rows if row.half == CALIBRATION)
 
     return min(FIT_GRID, key=score)
 

@@ -2,17 +2,17 @@
 
 `benchlib campaign`'s table and the buying guide's *Prediction against measurement* both put a
 search's answer next to fit's prediction for the same model, dtype, device and memory cap; this
-module rebuilds the search from a record's params and asks fit, so both show the same number.
+module asks fit about the search a record's params describe (`benchlib.results.searches.request_of`),
+so both show the same number.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from benchlib.measure.max_batch import DEFAULT_STEPS, TrialRequest
 from benchlib.results.schema import GPUInfo
+from benchlib.results.searches import TrialRequest
 
 
 @dataclass(frozen=True)
@@ -21,34 +21,6 @@ class FitPrediction:
 
     max_batch: int
     peak: Callable[[int], int]
-
-
-def request_of(params: Mapping[str, Any], dtype: str | None, device: str) -> TrialRequest:
-    """The search a ``max_batch`` or ``llm_max_batch`` record's ``params`` describe: the inverse of
-    `search._params`, at batch 1."""
-    limit = params.get("memory_limit_bytes")
-    common = {
-        "model": params["model"],
-        "batch": 1,
-        "dtype": dtype or "fp32",
-        "device": device,
-        "steps": int(params.get("steps") or DEFAULT_STEPS),
-        "memory_limit": int(limit) if limit else None,
-    }
-    if params.get("seq_len"):
-        return TrialRequest(**common, seq_len=int(params["seq_len"]))
-    return TrialRequest(
-        **common, size=params["size"], optimizer=params["optimizer"], input_shape=tuple(params["input_shape"])
-    )
-
-
-def search_key(request: TrialRequest, device_name: str | None) -> str:
-    """One search as text, the same for the record it came from and the table it is looked up in."""
-    import json
-    from dataclasses import asdict
-
-    name = device_name if isinstance(device_name, str) else None  # a results frame's missing name is NaN
-    return json.dumps({**asdict(request), "device_name": name}, sort_keys=True, default=list)
 
 
 def model_label(request: TrialRequest) -> str:

@@ -39,9 +39,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+# What a trial runs is what its records state, so the request is defined with them (and `benchlib
+# max-batch` still imports both names from here).
+from benchlib.results.searches import DEFAULT_STEPS as DEFAULT_STEPS
+from benchlib.results.searches import TrialRequest
+
 TrialStatus = Literal["ok", "oom", "error"]
 DEFAULT_BATCH_LIMIT = 4096
-DEFAULT_STEPS = 2
 # The suite a search's results file names: it measures one batch limit, not a suite of workloads.
 SEARCH_SUITE = "max-batch"
 PAGE_FIELDS = ("VmHWM", "VmRSS")
@@ -53,28 +57,6 @@ WARM_BATCH = 2
 CAP_MESSAGE = "benchlib: resident memory grew"
 # Imported once by the forkserver (on Linux) so each trial does not pay for them.
 PRELOAD = ("torch", "torchvision")
-
-
-@dataclass(frozen=True)
-class TrialRequest:
-    """What one child process is asked to run."""
-
-    model: str
-    batch: int
-    size: str = "full"
-    dtype: str = "fp32"
-    optimizer: str = "adam"
-    device: str = "cpu"
-    steps: int = DEFAULT_STEPS
-    memory_limit: int | None = None
-    input_shape: tuple[int, ...] | None = None
-    # Set for a language model: ``model`` is then what `benchlib fit --model` takes (a shipped
-    # name or a config.json path), trained on sequences of this many tokens.
-    seq_len: int | None = None
-
-    @property
-    def language_model(self) -> bool:
-        return self.seq_len is not None
 
 
 @dataclass

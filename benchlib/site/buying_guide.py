@@ -4,7 +4,8 @@ Every number comes from data when the site is built; nothing is traced or predic
 
 * what fits where: `benchlib fit`'s predictions for each model on each GPU in the specs, and for
   the batches sources trained with, computed by `benchlib tables` (``benchlib/tables/buying_guide.json``);
-  beside each measured largest-batch search, fit's prediction for it (``benchlib/tables/searched.json``);
+  beside each measured largest-batch search, fit's prediction for it (``benchlib/tables/searched.json``;
+  a search it doesn't hold stops the build, naming the command that predicts it);
 * speed: the results through `benchlib.site.data.site_data`; the reported throughput, its relative
   and per-dollar figures are the charts a workload declares for this page (`declared_plot`), the
   records checked against a prediction those whose workload declares the check (`PredictionCheck`);
@@ -26,12 +27,13 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from benchlib import tables
 from benchlib.catalog.gpus import find_gpu, gpu_spec_name, load_accelerators
 from benchlib.core.freshness import build_date
 from benchlib.core.package_data import data_file
 from benchlib.core.units import format_bytes
-from benchlib.derive.searched import request_of, search_key
 from benchlib.results.load import params_of
+from benchlib.results.searches import request_of, search_key
 from benchlib.site import speed_check as speed
 from benchlib.site.charts import Scatter, chart_spec, plotted_rows, scatter_spec, value_text
 from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
@@ -40,7 +42,7 @@ from benchlib.site.llm_speed import COST_MODEL, cheapest_price, costs, rate_text
 from benchlib.site.llm_speed import TABLE as LLM_TABLE
 from benchlib.site.platform_pages import Source, dated_text, fact_flags
 from benchlib.site.render import page_link, render
-from benchlib.site.sources import read_table
+from benchlib.site.sources import read_table, table_error
 from benchlib.workloads import (
     LARGEST_BATCH,
     TRAINED_BATCH,
@@ -422,17 +424,13 @@ def _searched_row(row: dict[str, Any]) -> list[str]:
     """A measured largest-batch search as one table row, next to `benchlib fit`'s prediction for the same case.
 
     The prediction comes from the committed table; a search it doesn't hold (a results folder of
-    your own) is predicted now.
+    your own) is a `table_error`, naming the command that predicts it.
     """
     params = params_of(row)
     request = request_of(params, row["dtype"], row["device"])
     found = _searched_table().get(search_key(request, row["device_name"]))
     if found is None:
-        from benchlib.tables.searched import prediction_row
-
-        found = prediction_row(
-            {"params": params, "dtype": row["dtype"], "device": row["device"], "device_name": row["device_name"]}
-        )
+        table_error(tables.stale(SEARCHED, f"has no prediction for the search of {request.model} in {row['file']}"))
     device = row["device_name"] if isinstance(row["device_name"], str) and row["device_name"] else row["device"]
     if request.memory_limit:
         device = f"{device}, capped at {format_bytes(request.memory_limit)}"

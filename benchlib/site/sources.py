@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 
@@ -75,18 +75,26 @@ def load_site_results(paths: Iterable[Path]) -> pd.DataFrame:
 
 
 class MissingTableStopsTheBuild(SystemExit):
-    """Ends a site build with one message naming the committed table that can't be read and the command that makes it."""
+    """Ends a site build with one message naming the committed table that is missing, unreadable or
+    stale, and the command that makes it."""
 
 
 def read_table(name: str) -> dict[str, Any]:
-    """A committed table (`benchlib.tables.read`) for a block; in a build, a missing or unreadable one
-    stops it with one message instead of a traceback per block."""
+    """A committed table (`benchlib.tables.read`) for a block; a missing or unreadable one is a `table_error`."""
     try:
         return tables.read(name)
     except tables.TableMissing as exc:
-        if not building_site():
-            raise
-        raise MissingTableStopsTheBuild(f"error: {exc}, then build again.") from None
+        table_error(exc)
+
+
+def table_error(error: tables.TableMissing) -> NoReturn:
+    """Raise ``error``; in a build, as one message that stops it instead of a traceback per block.
+
+    The site never computes a table: a missing or stale one is made by the command ``error`` names.
+    """
+    if building_site():
+        raise MissingTableStopsTheBuild(f"error: {error}, then build again.") from None
+    raise error
 
 
 def requested_suite() -> str | None:

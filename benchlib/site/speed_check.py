@@ -5,16 +5,15 @@
 takes about a minute, so `benchlib tables` computes both into ``benchlib/tables/speed_check.json``
 and every block here reads that: the predicted bars of the relative-performance chart
 (`benchlib.site.buying_guide.resnet50_throughput`) state the error measured there, and
-`predicted_against_reported` shows the comparison itself. A reported folder other than the one
-the table was computed from (a test's, your own) is compared once per build instead.
+`predicted_against_reported` shows the comparison itself. A build that reads another reported
+folder than the one the table was computed from (a test's, your own) stops, naming the table and
+the command that makes it for that folder: nothing is predicted while the site builds.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import statistics
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,46 +23,18 @@ import pandas as pd
 from benchlib import tables
 from benchlib.core.freshness import build_date
 from benchlib.core.paths import reported_dir
+from benchlib.derive.compared import CALIBRATION, HELD_OUT, Comparison, NotCompared, median_abs_error
 from benchlib.site.charts import PREDICTED
 from benchlib.site.render import render
-from benchlib.site.sources import read_table
+from benchlib.site.sources import read_table, table_error
 
 TABLE = "speed_check"
 
-HALVES = ("calibration", "held out")
+HALVES = (CALIBRATION, HELD_OUT)
 PRECISIONS = ("FP32", "AMP")
-SUMMARY_LABELS = {"calibration": "Calibration half", "held out": "Held-out half", "all": "All rows"}
+SUMMARY_LABELS = {CALIBRATION: "Calibration half", HELD_OUT: "Held-out half", "all": "All rows"}
 # How many of the most over- and under-predicted rows the block names.
 EXTREMES = 3
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One reported throughput and its prediction."""
-
-    gpu: str
-    precision: str
-    batch: int
-    reported: float
-    predicted: float
-    half: str
-    source: str
-    as_of: str
-
-    @property
-    def error(self) -> float:
-        """Relative error: predicted / reported - 1."""
-        return self.predicted / self.reported - 1
-
-
-@dataclass(frozen=True)
-class NotCompared:
-    """Reported throughput rows left out, with the reason."""
-
-    source: str
-    what: str
-    rows: int
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -93,17 +64,13 @@ class ErrorSummary:
     worst: Comparison
 
 
-def median_abs_error(rows: Iterable[Comparison]) -> float:
-    return statistics.median(abs(row.error) for row in rows)
-
-
 def _signature(folder: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.json")))
 
 
 def checked() -> Checked:
-    """The committed comparison, or, for a reported folder the table wasn't computed from, one made
-    now: once per reported folder and its files."""
+    """The committed comparison; for a reported folder the table wasn't computed from, a `table_error`.
+    Checked once per reported folder and its files."""
     folder = reported_dir()
     return _checked(folder, _signature(folder) if folder.is_dir() else ())
 
@@ -113,9 +80,12 @@ def _checked(folder: Path, _files: tuple[tuple[str, int, int], ...]) -> Checked:
     table = read_table(TABLE)
     committed = {k: v for k, v in table["inputs"].items() if k.startswith("reported/")}
     if committed != tables.reported_digests(folder):
-        from benchlib.tables.speed_check import speed_check
+        table_error(tables.stale(TABLE, f"was computed from other reported files than those in {folder}"))
+    return from_table(table)
 
-        table = speed_check(folder)
+
+def from_table(table: dict[str, Any]) -> Checked:
+    """The comparison a ``speed_check`` table holds (`benchlib.tables.speed_check.speed_check` computes one)."""
     return Checked(
         rows=tuple(Comparison(**{k: v for k, v in r.items() if k != "error"}) for r in table["rows"]),
         not_compared=tuple(NotCompared(**n) for n in table["not_compared"]),
@@ -203,7 +173,7 @@ def chart_note() -> dict[str, Any]:
             "batch": f"{result.unrun_batch:,}",
             "rows": overall.rows,
             "median": f"{overall.median:.0%}",
-            "held_out": f"{summaries['held out'].median:.0%}" if "held out" in summaries else None,
+            "held_out": f"{summaries[HELD_OUT].median:.0%}" if HELD_OUT in summaries else None,
             "worst": f"{percent(overall.worst.error)} ({overall.worst.gpu}, {overall.worst.precision})",
             "unverified": [
                 (gpu, ", ".join(rates["unverified"])) for gpu, rates in unrun.items() if rates["unverified"]

@@ -11,6 +11,11 @@ digests of its inputs (the data and results files it read, and figures such as t
 and the versions it was computed with. `stale_reasons` compares them with the inputs as they are
 now, without recomputing anything: ``benchlib tables --check`` and ``tests/test_tables.py`` fail
 while a committed table no longer matches its inputs.
+
+This module is the reader: it imports nothing of benchlib but ``core``, so the site reads a
+table (`read`), the digests of its inputs and `TableMissing` without importing the modules that
+compute (which import ``predict``). The rows' record types live with what computes them in
+``derive``, where the site may import them too.
 """
 
 from __future__ import annotations
@@ -63,11 +68,26 @@ class Table:
     @property
     def refresh(self) -> str:
         """The command that recomputes this table."""
-        return f"{REFRESH} --only {self.name}"
+        return refresh_command(self.name)
+
+
+def refresh_command(name: str) -> str:
+    """The command that computes the table called ``name``."""
+    return f"{REFRESH} --only {name}"
 
 
 class TableMissing(FileNotFoundError):
     """A table's file is not there, or is not a table: the message says which and how to make it."""
+
+
+class TableStale(TableMissing):
+    """A committed table that doesn't answer for the inputs read now (another folder of results,
+    say): the message says why and how to make it again."""
+
+
+def stale(name: str, reason: str) -> TableStale:
+    """The error for the committed table ``name``, which ``reason`` says doesn't answer for the inputs read now."""
+    return TableStale(f"{table_file(f'{name}.json')} {reason}; run `{refresh_command(name)}` to make it again")
 
 
 _REGISTRY: dict[str, Table] = {}
@@ -181,7 +201,7 @@ def read(name: str, path: Path | None = None) -> dict[str, Any]:
     """The committed table called ``name`` (from ``path`` if given); `TableMissing` naming the file and
     the command when it can't be read. Reading imports none of the modules that compute tables."""
     path = path or table_file(f"{name}.json")
-    refresh = f"{REFRESH} --only {name}"
+    refresh = refresh_command(name)
     try:
         contents = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

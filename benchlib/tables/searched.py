@@ -1,11 +1,12 @@
 """fit's prediction beside each measured largest-batch search in the results: computed once and committed.
 
 A search's record (`benchlib max-batch`, or `benchlib campaign`'s language models) belongs to a
-workload that declares a ``largest batch`` check; `benchlib.derive.searched` rebuilds the search
-from the record and asks fit. Each prediction traces a model, so `benchlib tables` writes them to
-``benchlib/tables/searched.json``, keyed by the search (`search_key`), and the buying guide's
-*Prediction against measurement* reads them (`benchlib.site.buying_guide.measured_vs_predicted`).
-A search the table doesn't hold (a results folder of your own) is predicted when the page is built.
+workload that declares a ``largest batch`` check; `benchlib.results.searches.request_of` rebuilds
+the search from the record and `benchlib.derive.searched` asks fit. Each prediction traces a model,
+so `benchlib tables` writes them to ``benchlib/tables/searched.json``, keyed by the search
+(`search_key`), and the buying guide's *Prediction against measurement* reads them
+(`benchlib.site.buying_guide.measured_vs_predicted`). A search the table doesn't hold (a results
+folder of your own) stops the site build until this table is computed for that folder.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 
 from benchlib.catalog.gpus import find_gpu, reported_gpu
 from benchlib.core.paths import reported_dir, results_dir
-from benchlib.derive.searched import fit_prediction, model_label, request_of, search_key
+from benchlib.derive.searched import fit_prediction, model_label
 from benchlib.predict.memory import gpu_memory
 from benchlib.results.schema import MeasurementRecord
+from benchlib.results.searches import request_of, search_key
 from benchlib.results.store import iter_result_paths, read_results
 from benchlib.tables import Table, digest_json, file_digests, register
 from benchlib.workloads import LARGEST_BATCH, checks_of
@@ -44,22 +46,15 @@ def _measured_searches(folder: Path | None = None) -> Iterator[tuple[Path, Measu
                 yield Path(path), record
 
 
-def prediction_row(record: MeasurementRecord | dict[str, Any]) -> dict[str, Any]:
+def prediction_row(record: MeasurementRecord) -> dict[str, Any]:
     """The table's row for one search: its key, the model as readers know it and fit's largest batch (None: no prediction)."""
-    params, dtype, device, name = _fields(record)
-    request = request_of(params, dtype, device)
-    prediction = fit_prediction(request, name)
+    request = request_of(record.params, record.dtype, record.device)
+    prediction = fit_prediction(request, record.device_name)
     return {
-        "key": search_key(request, name),
+        "key": search_key(request, record.device_name),
         "model": model_label(request),
         "max_batch": None if prediction is None else prediction.max_batch,
     }
-
-
-def _fields(record: MeasurementRecord | dict[str, Any]) -> tuple[dict[str, Any], str | None, str, str | None]:
-    if isinstance(record, MeasurementRecord):
-        return record.params, record.dtype, record.device, record.device_name
-    return record["params"], record["dtype"], record["device"], record["device_name"]
 
 
 def compute(on_step: Callable[[str], None]) -> dict[str, Any]:
