@@ -2,7 +2,9 @@
 
 A stage is a folder of ``benchlib/`` (``core``, ``catalog``, ...). Every ``import`` and ``from ...
 import`` counts, the ones inside functions too: a lazy import is still a dependency. The
-Contributing page describes the same table.
+Contributing page describes the same table. Beyond each module's own imports: no modules import
+each other in a circle, and the site reaches no prediction or measurement through any chain of
+imports, but for the one measurement a build may ask for.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from import_graph import chains_to, find_cycle, import_graph, lazy_imports, package_modules
 
 PACKAGE = Path(__file__).resolve().parents[1] / "benchlib"
 
@@ -47,6 +50,10 @@ ALLOWED: dict[str, set[str]] = {
 # benchlib/__init__.py: `benchlib.probe()` and `benchlib.load_results()`, both imported on first use,
 # and the version from core.
 TOP_LEVEL_ALLOWED = {"core", "probe", "results"}
+# What the site build reads was computed earlier by a command: it may reach neither stage, however indirectly.
+SITE_NEVER_REACHES = ("benchlib.predict", "benchlib.measure")
+# The one exception: ``BENCHLIB_MEASURE=quick`` measures the build machine, imported on first use.
+BUILD_MEASUREMENT = ("benchlib.derive.results_files", "benchlib.measure.build_machine")
 
 
 def _imported_stages(path: Path) -> set[str]:
@@ -141,3 +148,57 @@ def test_importing_benchlib_loads_no_stage_beyond_core() -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["[]", "True"]
+
+
+def test_no_modules_import_each_other_in_a_cycle() -> None:
+    """Package-wide, imports inside functions too: ``from X import y`` counts as importing the module
+    X.y where there is one, and importing a module's package first (as Python does) does not count."""
+    graph = import_graph()
+    assert "benchlib.site.notebook" in graph["benchlib.site.data"]  # the graph was read
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_the_cycle_finder_finds_one() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def _site_modules(graph: dict[str, set[str]]) -> list[str]:
+    return [module for module in graph if module == "benchlib.site" or module.startswith("benchlib.site.")]
+
+
+def test_the_site_reaches_no_prediction_or_measurement_but_the_build_machines() -> None:
+    graph = import_graph()
+    assert BUILD_MEASUREMENT[1] in graph[BUILD_MEASUREMENT[0]], "the named exception is still the way the site measures"
+    found = chains_to(graph, _site_modules(graph), SITE_NEVER_REACHES, allowed_edges={BUILD_MEASUREMENT})
+    assert not found, "the site build reaches what only a command may run: " + "; ".join(
+        " -> ".join(chain) for chain in found.values()
+    )
+
+
+def test_the_build_measurement_is_imported_only_when_a_build_asks_for_one() -> None:
+    module, measurement = BUILD_MEASUREMENT
+    modules = package_modules()
+    assert measurement in lazy_imports(modules[module], modules), f"{module} imports {measurement} at import time"
+
+
+def test_the_site_reads_tables_only_through_the_reader() -> None:
+    """The table modules compute (and import predict); the site imports `benchlib.tables` alone."""
+    graph = import_graph()
+    wrong = {m: sorted(t for t in graph[m] if t.startswith("benchlib.tables.")) for m in _site_modules(graph)}
+    assert {module: tables for module, tables in wrong.items() if tables} == {}
+
+
+def test_the_reach_finder_follows_chains_and_skips_only_the_allowed_edge() -> None:
+    graph = {"site.a": {"derive.b"}, "derive.b": {"measure.c", "derive.d"}, "derive.d": {"predict.e"}}
+    graph |= {"measure.c": set(), "predict.e": set()}
+    found = chains_to(graph, ["site.a"], ("measure", "predict"))
+    assert found == {
+        "measure.c": ["site.a", "derive.b", "measure.c"],
+        "predict.e": ["site.a", "derive.b", "derive.d", "predict.e"],
+    }
+    assert chains_to(graph, ["site.a"], ("measure",), allowed_edges={("derive.b", "measure.c")}) == {}
+    assert chains_to(graph, ["site.a"], ("measure", "predict"), allowed_edges={("derive.b", "measure.c")}) == {
+        "predict.e": ["site.a", "derive.b", "derive.d", "predict.e"]
+    }
+    assert chains_to(graph, ["site.a"], ("predictions",)) == {}  # a package, not a prefix of a name
