@@ -63,9 +63,9 @@ def import_graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
     }
 
 
-def lazy_imports(path: Path, modules: Collection[str]) -> set[str]:
-    """The modules ``path`` imports only inside a function, on first use: none of them when it is imported."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def lazy_imports(source: str, module: str, modules: Collection[str], is_package: bool = False) -> set[str]:
+    """The modules ``source`` imports only inside a function, on first use: none of them when it is imported."""
+    tree = ast.parse(source)
     in_functions = {
         node
         for function in ast.walk(tree)
@@ -73,8 +73,9 @@ def lazy_imports(path: Path, modules: Collection[str]) -> set[str]:
         for node in ast.walk(function)
     }
     at_import = [node for node in ast.walk(tree) if node not in in_functions]
-    name, is_package = module_name(path), path.name == "__init__.py"
-    return set(_imports(in_functions, name, is_package, modules)) - set(_imports(at_import, name, is_package, modules))
+    return set(_imports(in_functions, module, is_package, modules)) - set(
+        _imports(at_import, module, is_package, modules)
+    )
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:

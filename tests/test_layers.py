@@ -179,7 +179,16 @@ def test_the_site_reaches_no_prediction_or_measurement_but_the_build_machines() 
 def test_the_build_measurement_is_imported_only_when_a_build_asks_for_one() -> None:
     module, measurement = BUILD_MEASUREMENT
     modules = package_modules()
-    assert measurement in lazy_imports(modules[module], modules), f"{module} imports {measurement} at import time"
+    source = modules[module].read_text(encoding="utf-8")
+    assert measurement in lazy_imports(source, module, modules), f"{module} imports {measurement} at import time"
+
+
+def test_the_lazy_import_reader_tells_first_use_from_import_time() -> None:
+    modules = {"benchlib.derive.results_files", "benchlib.measure.build_machine"}
+    inside = "def this_machine():\n    from benchlib.measure.build_machine import measure_here\n"
+    assert lazy_imports(inside, "benchlib.derive.results_files", modules) == {"benchlib.measure.build_machine"}
+    both = "from benchlib.measure import build_machine\n" + inside
+    assert lazy_imports(both, "benchlib.derive.results_files", modules) == set()
 
 
 def test_the_site_reads_tables_only_through_the_reader() -> None:
