@@ -17,10 +17,11 @@ its running averages, used only for inference, are not kept.
 from __future__ import annotations
 
 import os
-import time
+from dataclasses import asdict
 from typing import Any
 
 from benchlib.measure.distributed.report import SIZES, WorkerReport, WorkerSkipped, worker_arguments, write_report
+from benchlib.measure.distributed.timing import time_steps
 
 PLATFORMS = {"cpu": "cpu", "cuda": "gpu", "tpu": "tpu"}
 ADAM = {"lr": 1e-3, "b1": 0.9, "b2": 0.999, "eps": 1e-7}  # Keras' Adam defaults
@@ -154,15 +155,7 @@ def train(argv: list[str] | None = None) -> None:
             counter += 1
         return loss.block_until_ready()
 
-    started = time.perf_counter()
-    loss_first = float(run(1))  # compiles
-    run(size.warmup_steps - 1)
-    warmup_s = time.perf_counter() - started
-    times = []
-    for _ in range(size.samples):
-        start = time.perf_counter()
-        loss = run(size.steps_per_sample)
-        times.append((time.perf_counter() - start) / size.steps_per_sample)
+    timed = time_steps(run, size)  # the first step compiles
     leaf = params["dense_w"]
     copies = [np.asarray(shard.data) for shard in leaf.addressable_shards]
     in_sync = leaf.sharding.is_fully_replicated and all(np.array_equal(c, copies[0]) for c in copies[1:])
@@ -178,14 +171,9 @@ def train(argv: list[str] | None = None) -> None:
             world_size=n,
             per_device_batch=batch,
             threads_per_process=None,
-            warmup_steps=size.warmup_steps,
-            warmup_s=warmup_s,
-            steps_per_sample=size.steps_per_sample,
-            sample_times_s=times,
             sync="block_until_ready",
-            loss_first=loss_first,
-            loss_last=float(loss),
             replicas_in_sync=bool(in_sync),
+            **asdict(timed),
         ),
         args.out,
     )

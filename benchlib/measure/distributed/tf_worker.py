@@ -11,10 +11,11 @@ Without a TPU, ``--device tpu`` stops at TPU initialisation and reports a skip, 
 
 from __future__ import annotations
 
-import time
+from dataclasses import asdict
 from typing import Any
 
 from benchlib.measure.distributed.report import SIZES, WorkerReport, WorkerSkipped, worker_arguments, write_report
+from benchlib.measure.distributed.timing import time_steps
 
 
 class NoDevice(RuntimeError):
@@ -114,17 +115,10 @@ def train(argv: list[str] | None = None) -> None:
             loss = strategy.reduce("SUM", strategy.run(step_fn, args=(next(iterator),)), axis=None)
         return loss
 
-    # ``steps`` is a tensor, so one trace serves every call; the first call compiles.
-    started = time.perf_counter()
-    loss_first = float(run_steps(batches, tf.constant(1)).numpy())
-    run_steps(batches, tf.constant(size.warmup_steps - 1)).numpy()
-    warmup_s = time.perf_counter() - started
-    k = tf.constant(size.steps_per_sample)
-    times = []
-    for _ in range(size.samples):
-        start = time.perf_counter()
-        loss = run_steps(batches, k).numpy()
-        times.append((time.perf_counter() - start) / size.steps_per_sample)
+    # ``steps`` is a tensor, so one trace serves every call; the first call compiles. The tensors
+    # are made before the clock starts.
+    steps = {n: tf.constant(n) for n in (1, size.warmup_steps - 1, size.steps_per_sample)}
+    timed = time_steps(lambda n: run_steps(batches, steps[n]).numpy(), size)
     # Keras 3 wraps the distributed tf.Variable; its ``.value`` has one copy per replica.
     first_weight = model.trainable_variables[0].value
     copies = [v.numpy() for v in strategy.experimental_local_results(first_weight)]
@@ -141,14 +135,9 @@ def train(argv: list[str] | None = None) -> None:
             world_size=replicas,
             per_device_batch=size.per_device_batch,
             threads_per_process=args.threads,
-            warmup_steps=size.warmup_steps,
-            warmup_s=warmup_s,
-            steps_per_sample=size.steps_per_sample,
-            sample_times_s=times,
             sync=SYNC_NAME,
-            loss_first=loss_first,
-            loss_last=float(loss),
             replicas_in_sync=bool(in_sync),
+            **asdict(timed),
         ),
         args.out,
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import asdict, replace
 from typing import Any
 
 from benchlib.measure.distributed.report import (
@@ -24,6 +25,7 @@ from benchlib.measure.distributed.report import (
     worker_arguments,
     write_report,
 )
+from benchlib.measure.distributed.timing import time_steps
 
 
 def _slowest(dist: Any, values: list[float]) -> list[float]:
@@ -104,28 +106,18 @@ def train(argv: list[str] | None = None) -> None:
         x = (torch.from_numpy(images).float() / 255.0).unsqueeze(1).to(device)
         y = torch.from_numpy(labels).long().to(device)
 
-        def step() -> Any:
-            optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(ddp(x), y)
-            loss.backward()
-            optimizer.step()
+        def steps(n: int) -> Any:
+            loss = None
+            for _ in range(n):
+                optimizer.zero_grad(set_to_none=True)
+                loss = loss_fn(ddp(x), y)
+                loss.backward()
+                optimizer.step()
+            sync()
             return loss
 
-        started = time.perf_counter()
-        loss_first = float(step().item())
-        for _ in range(size.warmup_steps - 1):
-            step()
-        sync()
-        warmup_s = time.perf_counter() - started
-        times = []
-        for _ in range(size.samples):
-            start = time.perf_counter()
-            for _ in range(size.steps_per_sample):
-                loss = step()
-            sync()
-            times.append((time.perf_counter() - start) / size.steps_per_sample)
-        loss_last = float(loss.item())
-        times = _slowest(dist, times)
+        timed = time_steps(steps, size)
+        timed = replace(timed, sample_times_s=_slowest(dist, timed.sample_times_s))
         in_sync = _replicas_in_sync(torch, dist, model)
         allreduce = _time_allreduce(torch, dist, device, sync, size) if world > 1 else []
         names: list[Any] = [None] * world
@@ -143,15 +135,10 @@ def train(argv: list[str] | None = None) -> None:
                     world_size=world,
                     per_device_batch=size.per_device_batch,
                     threads_per_process=torch.get_num_threads(),
-                    warmup_steps=size.warmup_steps,
-                    warmup_s=warmup_s,
-                    steps_per_sample=size.steps_per_sample,
-                    sample_times_s=times,
                     sync=sync_name,
-                    loss_first=loss_first,
-                    loss_last=loss_last,
                     replicas_in_sync=in_sync,
                     allreduce=allreduce,
+                    **asdict(timed),
                 ),
                 args.out,
             )
