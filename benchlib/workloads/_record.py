@@ -7,17 +7,5 @@ from benchlib.results.schema import Stats
 
 
 def stats_of(m: Measurement) -> Stats:
-    return Stats(
-        median=m.median,
-        iqr=m.iqr,
-        mean=m.mean,
-        min=m.min,
-        max=m.max,
-        n=m.n,
-        noisy=m.noisy,
-        times=list(m.times),
-        number_per_sample=m.number_per_sample,
-        warmup_s=m.warmup_s,
-        threads=m.threads,
-        sync=m.sync,
-    )
+    """Every `Stats` field a `Measurement` has (all but ``cache``, whose default a warm Timer run is)."""
+    return Stats.model_validate({name: getattr(m, name) for name in Stats.model_fields if hasattr(m, name)})
