@@ -140,21 +140,20 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
         "data": "synthetic",
     }
     base = dict(workload=NAME, framework="torch", device=ctx.device, device_name=name, metric=METRIC)
+
+    def skipped(dtype: str, setting: dict[str, Any], why: str) -> MeasurementRecord:
+        return MeasurementRecord(**base, dtype=dtype, params=setting, status="skipped", message=f"{NAME}: {why}")
+
     records = []
     for dtype in params["dtypes"]:
         for mode in params["modes"]:
             setting = common | {"compile": mode, "autocast": dtype in MIXED, "grad_scaler": dtype == "fp16"}
             if dtype not in available:
-                records.append(
-                    MeasurementRecord(
-                        **base,
-                        dtype=dtype,
-                        params=setting,
-                        status="skipped",
-                        message=f"{NAME}: {dtype} mixed precision is not available on {name}: autocast here runs only "
-                        f"{', '.join(available)} (fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)",
-                    )
+                why = (
+                    f"{dtype} mixed precision is not available on {name}: autocast here runs only {', '.join(available)} "
+                    "(fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)"
                 )
+                records.append(skipped(dtype, setting, why))
                 continue
             llama = random_llama(params["model"], ctx.device, seq_len).train()
             setting["parameters"] = parameter_count(llama)
@@ -165,15 +164,8 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
             if mode == COMPILED:
                 compile_s, failure = first_compiled_step(step, sync)
                 if failure is not None:
-                    records.append(
-                        MeasurementRecord(
-                            **base,
-                            dtype=dtype,
-                            params=setting,
-                            status="skipped",
-                            message=f"{NAME}: torch.compile doesn't work here for {dtype} on {name}: {failure}",
-                        )
-                    )
+                    why = f"torch.compile doesn't work here for {dtype} on {name}: {failure}"
+                    records.append(skipped(dtype, setting, why))
                     continue
                 setting["compile_s"] = round(compile_s, 3)
             m = Timer(
