@@ -27,6 +27,25 @@ _THROTTLE_NAMES = {
 _BENIGN = {"gpu_idle", "sync_boost", "applications_clocks_setting"}
 
 
+def open_gpu(index: int, nvml: Any = None) -> tuple[Any, Any]:
+    """``nvml`` (pynvml if None) initialised, and the handle of GPU ``index``.
+
+    Without pynvml both are None; without a driver or that GPU the handle is None. GPU figures
+    are optional: a caller that gets no handle records none.
+    """
+    if nvml is None:
+        try:
+            import pynvml
+        except ImportError:
+            return None, None
+        nvml = pynvml
+    try:
+        nvml.nvmlInit()
+        return nvml, nvml.nvmlDeviceGetHandleByIndex(index)
+    except Exception:
+        return nvml, None
+
+
 def _summary(values: list[float]) -> Summary | None:
     return Summary(min=min(values), median=statistics.median(values), max=max(values)) if values else None
 
@@ -45,19 +64,6 @@ class TelemetrySampler:
         self._power: list[float] = []
         self._reasons: set[str] = set()
         self.samples = 0
-
-    def _open(self) -> Any:
-        if self._nvml is None:
-            try:
-                import pynvml
-            except ImportError:
-                return None
-            self._nvml = pynvml
-        try:
-            self._nvml.nvmlInit()
-            return self._nvml.nvmlDeviceGetHandleByIndex(self._index)
-        except Exception:  # no driver, no GPU: telemetry is optional
-            return None
 
     def _sample(self, handle: Any) -> None:
         nv = self._nvml
@@ -80,7 +86,7 @@ class TelemetrySampler:
             self._stop.wait(self._interval)
 
     def __enter__(self) -> TelemetrySampler:
-        handle = self._open()
+        self._nvml, handle = open_gpu(self._index, self._nvml)
         if handle is not None:
             self._thread = threading.Thread(target=self._loop, args=(handle,), daemon=True)
             self._thread.start()
