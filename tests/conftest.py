@@ -1,8 +1,10 @@
-"""Fixtures for every test: a machine record, the tiny workloads, this session's cache, and the built site.
+"""Fixtures for every test: a machine record, the tiny workloads, this session's cache, artefacts, and the built site.
 
-The site is built once per builder (MkDocs, and Zensical from the same mkdocs.yml) per session, on
-first use, and served on 127.0.0.1: ``site_build(builder)`` gives its folder and origin. The browser
-tests and the test that a new workload reaches the Results page share these two builds.
+Expensive things are artefacts (tests/artefacts.py): made once per key of their inputs under a
+lock, then read by every worker and every later run. The site is one per builder (MkDocs, and
+Zensical from the same mkdocs.yml), built on first use and served on 127.0.0.1:
+``site_build(builder)`` gives its folder and origin. The browser tests and the test that a new
+workload reaches the Results page share these two builds.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
@@ -24,7 +28,21 @@ import pytest
 if importlib.util.find_spec("triton") is not None:
     import triton  # noqa: F401
 
-from site_builds import BUILT_SITE_ENV, BuiltSite, SiteInputs, build_and_serve, prepare_inputs, site_folder
+from artefacts import artefact_root, code_digest, keep_run, kept_run, made
+from site_builds import (
+    BUILT_SITE_ENV,
+    SITE_SOURCES,
+    BuiltSite,
+    SiteInputs,
+    git_status,
+    make_build,
+    measure_this_machine,
+    origin_of,
+    prepare_inputs,
+    read_inputs,
+    serve,
+    serve_build,
+)
 
 from benchlib.core.cache import CACHE_ENV
 from benchlib.results.schema import CPUInfo, HostInfo, Machine, Software
@@ -32,24 +50,34 @@ from benchlib.results.schema import CPUInfo, HostInfo, Machine, Software
 _SESSION_CACHE = pytest.StashKey[tuple[str, "str | None"]]()
 
 
+# The trace caches (benchlib.core.cache folders): one per key of benchlib's code, kept between runs.
+SHARED_CACHES = ("fit", "fit-llm")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Point benchlib's cache at a folder of this session's own, for this process and every child.
 
     A test must not pass or fail by what an earlier session (or the user's own runs) left in
-    ~/.cache/benchlib, and must not write there; within the session, traces and the build's
-    measurement are reused. Each pytest-xdist worker takes a folder of its own inside the
-    controller's: tests that clear or replace cache entries (a notebook's stale runs, a damaged
-    trace) must not do so under a test running at the same time in another worker.
+    ~/.cache/benchlib, and must not write there. Each pytest-xdist worker takes a folder of its
+    own inside the controller's: tests that clear or replace cache entries (a notebook's stale
+    runs) must not do so under a test running at the same time in another worker. The trace
+    caches are the exception: every worker and every later run with the same benchlib reads and
+    adds to one (an artefact, tests/artefacts.py), written entry by entry atomically; a test that
+    damages a trace does so in a cache folder of its own.
     """
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
         folder = Path(os.environ[CACHE_ENV]) / worker
         folder.mkdir(exist_ok=True)
         os.environ[CACHE_ENV] = str(folder)  # the controller's unconfigure removes it with its own
-        return
-    folder = tempfile.mkdtemp(prefix="benchlib-test-cache-")
-    config.stash[_SESSION_CACHE] = (folder, os.environ.get(CACHE_ENV))
-    os.environ[CACHE_ENV] = folder
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="benchlib-test-cache-"))
+        config.stash[_SESSION_CACHE] = (str(folder), os.environ.get(CACHE_ENV))
+        os.environ[CACHE_ENV] = str(folder)
+    traces = artefact_root(config) / f"traces-{code_digest()}"
+    for name in SHARED_CACHES:
+        (traces / name).mkdir(parents=True, exist_ok=True)
+        (folder / name).symlink_to(traces / name, target_is_directory=True)
     # No test downloads a model: a name the Hugging Face hub is asked about (an unknown --model)
     # fails at once, as it does on a machine that can reach the hub, instead of after the
     # network's timeouts (and retries whose log lines land in whatever stream a CliRunner
@@ -57,13 +85,35 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the session's cache folder (the trace caches in it are links, and stay) and restore the setting."""
+    if _SESSION_CACHE not in config.stash:
+        return
+    folder, before = config.stash[_SESSION_CACHE]
+    shutil.rmtree(folder, ignore_errors=True)
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before
+
+
+def _site_group(item: pytest.Item) -> str | None:
+    """``site-<builder>`` for a test that needs a built site: the builder it is parametrized with,
+    else MkDocs'; None for a test that needs none."""
+    if "site_build" not in getattr(item, "fixturenames", ()):
+        return None
+    callspec = getattr(item, "callspec", None)
+    return f"site-{callspec.params.get('builder', 'mkdocs') if callspec else 'mkdocs'}"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n``), a module's tests run in one worker, where they share its
-    module-scoped fixtures (though a worker that runs out of queued tests tears them down); and
-    every test that needs the built site runs in one worker, so each builder builds once per
-    session rather than once per worker (``--dist loadgroup``)."""
+    module-scoped fixtures (though a worker that runs out of queued tests tears them down); the
+    tests that need a built site run in one worker per builder, so the two builds and their
+    browser tests run side by side (``--dist loadgroup``). A test that reads the other builder's
+    site too takes that build's artefact (tests/artefacts.py)."""
     for item in items:
-        group = "site" if "site_build" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
+        group = _site_group(item) or item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
 
 
@@ -119,41 +169,88 @@ def tiny(monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def site_inputs(tmp_path_factory) -> SiteInputs:
-    """The results and environment of the shared builds (tests/site_builds.py)."""
-    return prepare_inputs(tmp_path_factory.mktemp("site-results"), tmp_path_factory.mktemp("workload-modules"))
+def measurement_cache(pytestconfig, tmp_path_factory) -> Path:
+    """A cache folder holding the builds' quick measurement of this machine (an artefact), copied
+    so that what a build adds to its cache stays out of the artefact."""
+    notebook = Path(__file__).resolve().parents[1] / "docs" / "notebooks" / "run-benchlib.ipynb"
+    measured = made(pytestconfig, "build-measurement", [notebook], measure_this_machine)
+    copy = tmp_path_factory.mktemp("measurement") / "cache"
+    shutil.copytree(measured / "cache", copy)
+    return copy
 
 
 @pytest.fixture(scope="session")
-def site_build(site_inputs, tmp_path_factory) -> Iterator[Callable[[str], BuiltSite]]:
-    """``site_build(builder)``: the site that builder made from ``site_inputs``, built on first use, served.
+def site_inputs(pytestconfig, measurement_cache) -> SiteInputs:
+    """The results and environment of the shared builds (tests/site_builds.py), an artefact."""
+    before = git_status()
+    folder = made(pytestconfig, "site-inputs", SITE_SOURCES, prepare_inputs)
+    return read_inputs(folder, measurement_cache, before)
 
-    One build per builder per session: every test that needs a built site takes it from here.
-    """
+
+@pytest.fixture(scope="session")
+def site_build(site_inputs, pytestconfig) -> Iterator[Callable[[str], BuiltSite]]:
+    """``site_build(builder)``: the site that builder made from ``site_inputs``, built on first use
+    by whichever worker asks first (an artefact), served here on the address it was built for."""
     built: dict[str, BuiltSite] = {}
     failed: dict[str, str] = {}  # a build that failed fails every test that needs it, without building again
-    servers: list[ThreadingHTTPServer] = []
-    zensical_folders: list[Path] = []
+    servers: dict[str, list[ThreadingHTTPServer]] = {}
 
     def site(builder: str) -> BuiltSite:
         if builder in failed:
             pytest.fail(failed[builder], pytrace=False)
-        if builder not in built:
-            prebuilt = os.environ.get(BUILT_SITE_ENV) if builder == "mkdocs" else None
-            folder = Path(prebuilt) if prebuilt else site_folder(builder, tmp_path_factory)
-            if builder == "zensical":
-                zensical_folders.append(folder)
-            try:
-                built[builder], server = build_and_serve(builder, folder, site_inputs.env, build=not prebuilt)
-            except (pytest.fail.Exception, subprocess.TimeoutExpired) as exc:
-                failed[builder] = f"the shared {builder} build failed: {exc}"
-                raise
-            servers.append(server)
+        if builder in built:
+            return built[builder]
+        prebuilt = os.environ.get(BUILT_SITE_ENV) if builder == "mkdocs" else None
+        if prebuilt:
+            server = serve(Path(prebuilt))
+            servers[builder] = [server]
+            built[builder] = BuiltSite(builder, Path(prebuilt), origin_of(server))
+            return built[builder]
+        make, servers[builder] = make_build(builder, site_inputs.env)
+        try:
+            folder = made(pytestconfig, f"site-{builder}", [*SITE_SOURCES, builder], make)
+        except (pytest.fail.Exception, subprocess.TimeoutExpired) as exc:
+            failed[builder] = f"the shared {builder} build failed: {exc}"
+            raise
+        built[builder] = serve_build(builder, folder, servers[builder])
         return built[builder]
 
     yield site
-    for server in servers:
+    for server in (s for group in servers.values() for s in group):
         server.shutdown()
         server.server_close()
-    for folder in zensical_folders:
-        shutil.rmtree(folder, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class TinyContribution:
+    """The Run it yourself page's try-on-CPU snippet (`benchlib contribute --device cpu --tiny`), run
+    for real once: the tiny campaign's files and the contribution, in ``folder`` (where it ran)."""
+
+    run: subprocess.CompletedProcess[str]
+    folder: Path
+
+    @property
+    def out(self) -> Path:
+        return self.folder / "contribution-try"
+
+
+CONTRIBUTE_ON_CPU = Path(__file__).resolve().parents[1] / "snippets" / "contribute" / "try_on_cpu.sh"
+
+
+def _contribute_on_cpu(folder: Path) -> None:
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "80",
+    }
+    command = ["bash", "-e", str(CONTRIBUTE_ON_CPU)]
+    run = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=900)
+    keep_run(run, folder / "run.json")
+
+
+@pytest.fixture(scope="session")
+def tiny_contribution(pytestconfig) -> TinyContribution:
+    """One tiny contribution on this CPU (an artefact), which the campaign and contribute tests read."""
+    folder = made(pytestconfig, "tiny-contribution", [CONTRIBUTE_ON_CPU], _contribute_on_cpu)
+    return TinyContribution(kept_run(folder / "run.json"), folder)

@@ -1,11 +1,9 @@
-"""`benchlib campaign`: the guess-seeded search, the budget, the checks it derives, and one real tiny run on this CPU."""
+"""`benchlib campaign`: the guess-seeded search, the budget, the checks it derives, and the session's real tiny run on this CPU."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,10 +19,9 @@ from benchlib.measure.max_batch import TrialOutcome, search_from_guess, search_m
 from benchlib.predict.roofline import gpu_rates
 from benchlib.results.contribution import validate_paths
 from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsFile, Software
-from benchlib.results.store import read_results
+from benchlib.results.store import iter_result_paths, read_results
 
 ROOT = Path(__file__).resolve().parents[1]
-TRY_ON_CPU = ROOT / "snippets" / "campaign" / "try_on_cpu.sh"
 MACHINE = Machine(id="test-machine", label="Test machine", software=Software(python="3.11", benchlib="0.1.0"))
 
 
@@ -313,21 +310,11 @@ def test_a_results_folder_it_cannot_write_is_one_message_and_exit_1():
     assert "choose another --out folder" in result.output and "Traceback" not in result.output
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """The page's try-on-CPU snippet, run for real: the whole tiny campaign on this CPU."""
-    folder = tmp_path_factory.mktemp("campaign")
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "HF_HUB_OFFLINE": "1",
-        "COLUMNS": "80",
-        "MKDOCS_CONFIG_DIR": str(ROOT),
-    }
-    result = subprocess.run(
-        ["bash", "-e", str(TRY_ON_CPU)], cwd=folder, env=env, capture_output=True, text=True, timeout=600
-    )
-    return result, folder / "campaign-try"
+@pytest.fixture
+def tiny_run(tiny_contribution) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The whole tiny campaign on this CPU, as the session's tiny contribution ran it (tests/conftest.py):
+    `benchlib contribute --tiny` measures with the campaign's own steps and prints its report."""
+    return tiny_contribution.run, tiny_contribution.out
 
 
 @pytest.mark.slow
@@ -366,7 +353,7 @@ def test_the_buying_guide_shows_the_campaigns_largest_batches_language_models_in
     rows = searched.compute(lambda step: None)["searches"]
     monkeypatch.setattr(blocks, "_searched_table", lambda: {row["key"]: row for row in rows})
     html = blocks.measured_vs_predicted()
-    answers = [r for p in out.rglob("*.json") for r in read_results(p).measurements if r.metric.name == "max_batch"]
+    answers = [r for p in iter_result_paths(out) for r in read_results(p).measurements if r.metric.name == "max_batch"]
     assert {r.workload for r in answers} == {"max_batch", "llm_max_batch"}, "fit's models and the language model"
     assert all(f"<td>{int(r.value):,}</td>" in html for r in answers)
     assert "tiny_llama (32 tokens)" in html and "capped at 16.0 MiB" in html

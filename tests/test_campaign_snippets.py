@@ -3,7 +3,8 @@
 Stand-ins only for what needs Colab, a GPU or GitHub: Colab's Drive (tests/snippets/fakes), a
 ``pip`` that records its arguments and writes empty wheel files instead of reaching GitHub, and a
 ``benchlib`` that records its command line. The slow test downloads the wheelhouse from PyPI.
-tests/test_campaign.py runs try_on_cpu.sh for real.
+The tiny campaign itself runs for real once per session, inside `benchlib contribute --tiny`
+(tests/conftest.py's ``tiny_contribution``, which tests/test_campaign.py reads).
 """
 
 from __future__ import annotations
@@ -219,6 +220,12 @@ def test_install_offline_installs_from_the_wheels_only_then_runs_the_campaign(tm
         ["pip", "install", "--no-index", "--find-links", "wheels", "benchlib[campaign]"],
         ["benchlib", "campaign"],
     ]
+
+
+def test_try_on_cpu_runs_the_tiny_campaign_into_a_folder_of_its_own(tmp_path):
+    result, calls = run(["bash", "-e", str(FOLDER / "try_on_cpu.sh")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert calls == [["benchlib", "campaign", "--device", "cpu", "--tiny", "--out", "campaign-try"]]
 
 
 def requirements_of(wheel: Path, python: str, extras: set[str]) -> set[str]:

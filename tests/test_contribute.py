@@ -252,31 +252,19 @@ def test_a_contribution_that_is_not_one_gives_one_line_not_a_traceback(tmp_path)
 
 
 @pytest.mark.slow
-def test_a_tiny_contribution_on_this_cpu_validates_and_holds_nothing_of_this_machine(tmp_path):
-    """The page's try-on-CPU snippet, run for real."""
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "HF_HUB_OFFLINE": "1",
-        "COLUMNS": "80",
-    }
-    result = subprocess.run(
-        ["bash", "-e", str(ROOT / "snippets" / "contribute" / "try_on_cpu.sh")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+def test_a_tiny_contribution_on_this_cpu_validates_and_holds_nothing_of_this_machine(tiny_contribution):
+    """The page's try-on-CPU snippet, run for real (once per session: tests/conftest.py)."""
+    result = tiny_contribution.run
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "80"}
     assert result.returncode == 0, result.stderr[-3000:]
-    out = tmp_path / "contribution-try"
+    out = tiny_contribution.out
     [path] = out.glob("contribution-*.json")
     check = subprocess.run(
         [sys.executable, "-m", "benchlib.cli", "validate", str(path)], capture_output=True, text=True, env=env
     )
     assert check.returncode == 0, check.stdout + check.stderr
     text = path.read_text()
-    for private in (str(tmp_path), HOME, str(Path.cwd()), str(ROOT)):
+    for private in (str(tiny_contribution.folder), HOME, str(Path.cwd()), str(ROOT)):
         assert private not in text
     for name in {getpass.getuser(), HOST, socket.getfqdn()}:
         assert not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text), name

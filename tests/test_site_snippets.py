@@ -30,8 +30,7 @@ pytestmark = pytest.mark.slow
 
 def reader_env(**extra: str) -> dict[str, str]:
     # benchlib's settings are the reader's defaults, except the cache: this session's own folder
-    # (tests/conftest.py), so the snippets neither read nor write the user's, and the measured
-    # build reuses the measurement the session's shared build made of this machine, if it made one.
+    # (tests/conftest.py), so the snippets neither read nor write the user's.
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHLIB_") or k == CACHE_ENV}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["NO_MKDOCS_2_WARNING"] = "1"
@@ -79,8 +78,10 @@ def test_measure_writes_a_valid_results_file(tmp_path):
     assert "1 valid, 0 invalid" in run.stdout
 
 
-def test_build_makes_the_site_twice_the_second_with_this_machine(project):
-    run = run_snippet("build.sh", project)
+def test_build_makes_the_site_twice_the_second_with_this_machine(project, measurement_cache):
+    # The measured build finds this machine's quick measurement in the cache, as a reader's second
+    # build does: the session's (tests/conftest.py), made once for every build.
+    run = run_snippet("build.sh", project, **{CACHE_ENV: str(measurement_cache)})
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     results_page = (project / "site" / "benchmarks" / "results" / "index.html").read_text(encoding="utf-8")
     assert "the machine that built this site" in results_page
