@@ -13,10 +13,9 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from benchlib.cli.output import DETAIL_INDENT, Wrapped, console, err, print_error, usage_error
+from benchlib.cli.output import DETAIL_INDENT, Wrapped, console, err, print_error, progress_bar, usage_error
 from benchlib.core.budgets import DEFAULT_MINUTES, TINY_MINUTES
 from benchlib.core.units import format_bytes
 from benchlib.measure import campaign as plan_module
@@ -104,15 +103,7 @@ def measure(device: str, tiny: bool, minutes: float | None, out: Path) -> plan_m
 
 
 def run_with_progress(state: plan_module.Campaign, steps: list[plan_module.Step]) -> None:
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("campaign", total=len(steps))
         state.on_output = lambda line: progress.console.print(Text(line.rstrip("\n"), style="dim"))
 

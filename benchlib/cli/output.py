@@ -1,4 +1,5 @@
-"""What every command prints with: the two consoles, errors, wrapped text and the measurements table.
+"""What every command prints with: the two consoles, errors, wrapped text, the measurements table and the
+progress bar.
 
 Every string that comes from a results file is printed as plain text (`Text`, `escape`), never
 as rich markup: a device name like "[/]" must neither style the output nor crash it.
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 
 import typer
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from benchlib.results.schema import MeasurementRecord
@@ -38,6 +40,20 @@ def exit_if_failed(failed: Sequence[MeasurementRecord]) -> None:
     if failed:
         err.print(f"[red]{len(failed)} measurement(s) failed; the others are kept in the file.[/]")
         raise typer.Exit(1)
+
+
+def progress_bar() -> Progress:
+    """The bar the long commands (run, campaign, tables) draw on stderr: what runs, how many of how many
+    are done and the time so far; it stays on the screen when done."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
 
 
 class Wrapped:

@@ -13,14 +13,23 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TaskID
 from rich.text import Text
 
 # Modules, not their functions: tests replace `probe.probe_machine` and `runner.run_suite`.
 from benchlib import probe
 from benchlib.backends import DeviceUnavailable
 from benchlib.cli.launch import launch
-from benchlib.cli.output import Wrapped, console, err, exit_if_failed, print_error, records_table, usage_error
+from benchlib.cli.output import (
+    Wrapped,
+    console,
+    err,
+    exit_if_failed,
+    print_error,
+    progress_bar,
+    records_table,
+    usage_error,
+)
 from benchlib.core.units import format_duration
 from benchlib.derive.score_report import run_summary
 from benchlib.measure import runner
@@ -251,15 +260,7 @@ def run_with_progress(
     plan: PlannedRun, machine: Machine, *, budget_s: float | None, isolate: bool
 ) -> runner.RunOutcome:
     """Run the plan under a progress bar; a full disk or Ctrl-C stops it with one message saying what to do."""
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task(escape(f"{plan.suite} suite"), total=plan.count)
         hooks = progress_hooks(progress, task, plan.suite)
         try:

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from benchlib.cli.output import console, err, print_error, usage_error
+from benchlib.cli.output import console, err, print_error, progress_bar, usage_error
 
 if TYPE_CHECKING:
     from benchlib.tables import Table
@@ -86,14 +85,7 @@ def _compute(table: Table) -> dict[str, Any]:
     """The table's file contents, computed under a progress bar of its steps."""
     from benchlib import tables as registry
 
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-    ) as progress:
+    with progress_bar() as progress:
         total = table.steps()
         task = progress.add_task(f"{table.name}: inputs", total=total)
         started = [False]
