@@ -372,7 +372,7 @@ def test_fp8_on_a_gpu_without_fp8_is_predicted_dequantized_and_says_so(llama_jso
 
 def test_mxfp4_on_a_gpu_before_turing_is_predicted_with_dense_experts():
     from benchlib.catalog.gpus import find_gpu
-    from benchlib.cli.fit import runs_as
+    from benchlib.predict.llm_options import runs_as
 
     asked = make_setup("inference", weights="mxfp4", dtype="fp16")
     traced, note = runs_as(asked, find_gpu("V100 SXM2 16GB", ""))

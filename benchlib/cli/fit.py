@@ -9,6 +9,7 @@ ends with a one-line message naming it and exit code 2.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -19,7 +20,7 @@ from benchlib.cli.fit_options import (
     WEIGHTS_HELP,
     InputOpt,
     ModelSizeOpt,
-    language_model_setup,
+    flags_command,
     parse_bytes,
     parse_shape,
 )
@@ -66,42 +67,45 @@ ModeOpt = Annotated[
 ]
 
 
-def fit(
-    model: ModelOpt,
+@dataclass(frozen=True)
+class FitFlags:
+    """`benchlib fit`'s flags as given, in the order `--help` lists them."""
+
+    model: ModelOpt
     gpu: Annotated[
         str | None, typer.Option("--gpu", help="A GPU in benchlib's specs, e.g. T4, 'A100 40GB SXM', 'RTX 4090'.")
-    ] = None,
-    mode: ModeOpt = None,
+    ] = None
+    mode: ModeOpt = None
     batch: Annotated[
         int | None, typer.Option("--batch", help="Also say whether this batch fits (language models: default 1).")
-    ] = None,
+    ] = None
     seq_len: Annotated[
         int | None,
         typer.Option(
             "--seq-len", help="Language models: tokens per sample (default 2048, or the model's limit if shorter)."
         ),
-    ] = None,
+    ] = None
     lora_rank: Annotated[
         int | None, typer.Option("--lora-rank", help="lora/qlora: the adapters' rank (default 16).")
-    ] = None,
+    ] = None
     lora_targets: Annotated[
         str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")
-    ] = "all-linear",
-    weights: Annotated[str | None, typer.Option("--weights", help=WEIGHTS_HELP)] = None,
-    kv_cache: Annotated[str | None, typer.Option("--kv-cache", help=KV_CACHE_HELP)] = None,
-    dtype: DtypeOpt = None,
+    ] = "all-linear"
+    weights: Annotated[str | None, typer.Option("--weights", help=WEIGHTS_HELP)] = None
+    kv_cache: Annotated[str | None, typer.Option("--kv-cache", help=KV_CACHE_HELP)] = None
+    dtype: DtypeOpt = None
     grad_checkpointing: Annotated[
         bool, typer.Option("--grad-checkpointing", help="Training modes: recompute activations in the backward pass.")
-    ] = False,
-    optimizer: OptimizerOpt = None,
-    input: InputOpt = None,
+    ] = False
+    optimizer: OptimizerOpt = None
+    input: InputOpt = None
     memory_limit: Annotated[
         str | None,
         typer.Option(
             "--memory-limit", help="Instead of --gpu: a plain memory budget with no CUDA allowances (the CPU case)."
         ),
-    ] = None,
-    size: ModelSizeOpt = "full",
+    ] = None
+    size: ModelSizeOpt = "full"
     gpus: Annotated[
         int,
         typer.Option(
@@ -109,7 +113,7 @@ def fit(
             help="Language models: this many GPUs, sharing the work as --parallel says (Kaggle's two "
             "T4s: --gpus 2); the answer is the fullest GPU's.",
         ),
-    ] = 1,
+    ] = 1
     parallel: Annotated[
         str,
         typer.Option(
@@ -118,53 +122,24 @@ def fit(
             "(a whole copy on each GPU, as DDP and accelerate launch do; --batch and the largest batch "
             "are per GPU, and training adds DDP's gradient buckets).",
         ),
-    ] = "layers",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
-) -> None:
+    ] = "layers"
+    as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False
+
+
+def predict_fit(flags: FitFlags) -> None:
     """Predict peak memory and the largest batch (or, for inference, context) that fits, without a GPU."""
     from benchlib.models.trainable import MODELS
 
-    if model in MODELS:
-        if gpus != 1 or parallel != "layers":
-            flag = f"--gpus {gpus}" if gpus != 1 else f"--parallel {parallel}"
-            raise usage_error(f"{flag}: sharing work over GPUs applies to language models, not {model}")
-        _fit_builtin(
-            model,
-            gpu,
-            mode,
-            batch,
-            seq_len,
-            lora_rank,
-            weights,
-            kv_cache,
-            dtype,
-            grad_checkpointing,
-            optimizer,
-            input,
-            memory_limit,
-            size,
-            as_json,
-        )
+    if flags.model in MODELS:
+        if flags.gpus != 1 or flags.parallel != "layers":
+            flag = f"--gpus {flags.gpus}" if flags.gpus != 1 else f"--parallel {flags.parallel}"
+            raise usage_error(f"{flag}: sharing work over GPUs applies to language models, not {flags.model}")
+        _fit_builtin(flags)
     else:
-        _fit_language_model(
-            model,
-            gpu,
-            mode,
-            batch,
-            seq_len,
-            lora_rank,
-            lora_targets,
-            weights,
-            kv_cache,
-            dtype,
-            grad_checkpointing,
-            optimizer,
-            input,
-            memory_limit,
-            gpus,
-            parallel,
-            as_json,
-        )
+        _fit_language_model(flags)
+
+
+fit = flags_command(FitFlags, predict_fit)
 
 
 def _gpu(gpu: str | None, memory_limit: str | None) -> AcceleratorSpec | None:
@@ -183,167 +158,105 @@ def _device(spec: AcceleratorSpec | None, memory_limit: str | None) -> DeviceMem
     return gpu_memory(spec) if spec else limit_budget(parse_bytes(memory_limit or ""))
 
 
-def _fit_builtin(
-    model: str,
-    gpu: str | None,
-    mode: str | None,
-    batch: int | None,
-    seq_len: int | None,
-    lora_rank: int | None,
-    weights: str | None,
-    kv_cache: str | None,
-    dtype: str | None,
-    grad_checkpointing: bool,
-    optimizer: str | None,
-    input: str | None,
-    memory_limit: str | None,
-    size: str,
-    as_json: bool,
-) -> None:
+def _fit_builtin(flags: FitFlags) -> None:
     from benchlib.catalog.gpus import UnknownGPU
     from benchlib.models.step import DTYPES, OPTIMIZERS, check_choice
     from benchlib.models.trainable import get_model
+    from benchlib.predict.llm_options import check_bf16
     from benchlib.predict.memory import predict
 
-    dtype, optimizer = dtype or "fp32", optimizer or "adam"
+    dtype, optimizer = flags.dtype or "fp32", flags.optimizer or "adam"
     try:
         given = [
             flag
             for flag, value in (
-                ("--seq-len", seq_len),
-                ("--lora-rank", lora_rank),
-                ("--weights", weights),
-                ("--kv-cache", kv_cache),
-                ("--grad-checkpointing", grad_checkpointing or None),
+                ("--seq-len", flags.seq_len),
+                ("--lora-rank", flags.lora_rank),
+                ("--weights", flags.weights),
+                ("--kv-cache", flags.kv_cache),
+                ("--grad-checkpointing", flags.grad_checkpointing or None),
             )
             if value is not None
         ]
-        if mode not in (None, "train"):
-            given.insert(0, f"--mode {mode}")
+        if flags.mode not in (None, "train"):
+            given.insert(0, f"--mode {flags.mode}")
         if given:
             raise ValueError(
-                f"{', '.join(given)}: {model} is one of the five built-in networks, predicted for full "
+                f"{', '.join(given)}: {flags.model} is one of the five built-in networks, predicted for full "
                 "training only; these options are for language models (e.g. --model llama-3.2-1b)"
             )
         check_choice("dtype", dtype, DTYPES)
         check_choice("optimizer", optimizer, OPTIMIZERS)
-        spec = _gpu(gpu, memory_limit)
-        device = _device(spec, memory_limit)
-        shape = parse_shape(input) if input else None
-        get_model(model).dims(size, shape)
-        if batch is not None and batch < 1:
-            raise ValueError(f"--batch {batch}: must be at least 1")
+        spec = _gpu(flags.gpu, flags.memory_limit)
+        device = _device(spec, flags.memory_limit)
+        shape = parse_shape(flags.input) if flags.input else None
+        get_model(flags.model).dims(flags.size, shape)
+        if flags.batch is not None and flags.batch < 1:
+            raise ValueError(f"--batch {flags.batch}: must be at least 1")
         if spec and dtype == "bf16":
-            _check_bf16(spec, "--dtype bf16")
+            check_bf16(spec, "--dtype bf16")
     except (UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     # On a GPU torch's optimizers default to the multi-tensor (foreach) code; on the CPU they don't.
     prediction = predict(
-        model,
+        flags.model,
         device,
-        batch=batch,
+        batch=flags.batch,
         dtype=dtype,
         optimizer=optimizer,
-        size=size,
-        foreach=True if gpu else None,
+        size=flags.size,
+        foreach=True if flags.gpu else None,
         input_shape=shape,
     )
-    if as_json:
+    if flags.as_json:
         typer.echo(json.dumps(prediction.as_dict(), indent=2))
         return
     _print_prediction(prediction)
 
 
-def _fit_language_model(
-    model: str,
-    gpu: str | None,
-    mode: str | None,
-    batch: int | None,
-    seq_len: int | None,
-    lora_rank: int | None,
-    lora_targets: str,
-    weights: str | None,
-    kv_cache: str | None,
-    dtype: str | None,
-    grad_checkpointing: bool,
-    optimizer: str | None,
-    input: str | None,
-    memory_limit: str | None,
-    gpus: int,
-    parallel: str,
-    as_json: bool,
-) -> None:
+def _fit_language_model(flags: FitFlags) -> None:
     from benchlib.catalog.gpus import UnknownGPU
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.core.cache import cache_folder
     from benchlib.models.trainable import MODELS
-    from benchlib.predict.llm_memory import QUANTIZED_WEIGHTS, predict_llm
+    from benchlib.predict.llm_memory import predict_llm
+    from benchlib.predict.llm_options import LLMOptions
 
     try:
-        if input is not None:
+        if flags.input is not None:
             raise ValueError("--input is for the five built-in networks; a language model takes --seq-len")
-        spec = _gpu(gpu, memory_limit)
-        device = _device(spec, memory_limit)
-        mode = mode or "inference"
-        if spec and not _has_bf16(spec):
-            for flag, value in (("--dtype", dtype), ("--weights", weights)):
-                if value == "bf16":
-                    _check_bf16(spec, f"{flag} bf16")
-            if dtype is None and weights in (None, *QUANTIZED_WEIGHTS):
-                dtype = "fp16"  # what a reader uses on a GPU without bf16, such as the T4
-        language_model = resolve_model(model, also_known=tuple(MODELS))
-        setup = language_model_setup(
-            language_model,
-            mode,
-            weights=weights,
-            dtype=dtype,
-            batch=batch,
-            seq_len=seq_len,
-            lora_rank=lora_rank,
-            lora_targets=lora_targets,
-            grad_checkpointing=grad_checkpointing,
-            optimizer=optimizer,
-            kv_cache=kv_cache,
+        spec = _gpu(flags.gpu, flags.memory_limit)
+        device = _device(spec, flags.memory_limit)
+        options = LLMOptions(
+            spec,
+            mode=flags.mode,
+            weights=flags.weights,
+            dtype=flags.dtype,
+            kv_cache=flags.kv_cache,
+            batch=flags.batch,
+            seq_len=flags.seq_len,
+            lora_rank=flags.lora_rank,
+            lora_targets=flags.lora_targets,
+            grad_checkpointing=flags.grad_checkpointing,
+            optimizer=flags.optimizer,
         )
-        traced, note = runs_as(setup, spec)
+        language_model = resolve_model(flags.model, also_known=tuple(MODELS))
+        resolved = options.resolve(language_model)
         prediction = predict_llm(
-            language_model, traced, device, cache_dir=cache_folder("fit-llm"), gpus=gpus, parallel=parallel
+            language_model,
+            resolved.setup,
+            device,
+            cache_dir=cache_folder("fit-llm"),
+            gpus=flags.gpus,
+            parallel=flags.parallel,
         )
-        prediction.note = note
+        prediction.note = resolved.note
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
-    if as_json:
+    if flags.as_json:
         typer.echo(json.dumps(prediction.as_dict(), indent=2))
         return
     _print_llm_prediction(prediction, language_model.title)
-
-
-def runs_as(setup: Setup, spec: AcceleratorSpec | None) -> tuple[Setup, str | None]:
-    """The setup transformers would run on this GPU, and a note where that differs from the one asked
-    for (FP8 or MXFP4 dequantized on a GPU without the kernels) or where the format has a caveat."""
-    from dataclasses import replace
-
-    from benchlib.predict.weight_formats import GGUF_FORMATS, GGUF_NOTE, MXFP4_SOFTWARE_NOTE, dequantized_on
-
-    if spec is not None:
-        why = dequantized_on(setup.weights, spec.name, spec.architecture.value, setup.dtype)
-        if why is not None:
-            return replace(setup, weights=setup.dtype), why
-    if setup.weights == "mxfp4":
-        return setup, MXFP4_SOFTWARE_NOTE
-    if setup.weights in GGUF_FORMATS:
-        return setup, GGUF_NOTE
-    return setup, None
-
-
-def _has_bf16(spec: AcceleratorSpec) -> bool:
-    """False only where the specs say the GPU has no bf16; an unstated support is not ruled out."""
-    return not (spec.bf16_supported is not None and not spec.bf16_supported.value)
-
-
-def _check_bf16(spec: AcceleratorSpec, option: str) -> None:
-    if not _has_bf16(spec):
-        raise ValueError(f"{option}: the {spec.name} has no hardware bf16 (see its specs); use fp16")
 
 
 def _peak_text(tensor_peak: int, device: DeviceMemory) -> str:

@@ -1,15 +1,17 @@
-"""The options `benchlib fit` and `benchlib max-batch` share, and the parsers of their sizes and shapes."""
+"""The options `benchlib fit`, `benchlib predict` and `benchlib max-batch` share, the parsers of their sizes
+and shapes, and `flags_command`, which hands a command its flags as one object."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import re
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 import typer
 
-if TYPE_CHECKING:
-    from benchlib.catalog.language_models import LanguageModel
-    from benchlib.predict.llm_memory import Setup
+Flags = TypeVar("Flags")
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
@@ -61,33 +63,29 @@ KV_CACHE_HELP = (
 )
 
 
-def language_model_setup(
-    model: LanguageModel,
-    mode: str,
-    *,
-    weights: str | None,
-    dtype: str | None,
-    batch: int | None,
-    seq_len: int | None,
-    lora_rank: int | None,
-    lora_targets: str,
-    grad_checkpointing: bool,
-    optimizer: str | None,
-    kv_cache: str | None = None,
-) -> Setup:
-    """The `Setup` `benchlib fit` and `benchlib predict` answer for: their flags, with the commands' defaults
-    (batch 1, fit's sequence length capped at the model's, AdamW); ValueError names a flag that doesn't apply."""
-    from benchlib.predict.llm_memory import DEFAULT_SEQ_LEN, make_setup
+def flags_command(flags: type[Flags], run: Callable[[Flags], None]) -> Callable[..., None]:
+    """A typer command whose options are the fields of the dataclass ``flags`` (each annotated with its
+    ``typer.Option``, in the order ``--help`` lists them) and which calls ``run`` with them as one object.
 
-    return make_setup(
-        mode,
-        weights=weights,
-        dtype=dtype,
-        batch=batch or 1,
-        seq_len=seq_len or min(DEFAULT_SEQ_LEN, model.max_positions()),
-        lora_rank=lora_rank,
-        lora_targets=lora_targets,
-        grad_checkpointing=grad_checkpointing,
-        optimizer=optimizer or "adamw",
-        kv_cache=kv_cache,
-    )
+    typer reads a command's options from its signature, one parameter each; a command with many
+    flags gets them here in one object, which it can pass on whole.
+    """
+    hints = get_type_hints(flags, include_extras=True)
+    parameters = [
+        inspect.Parameter(
+            field.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default,
+            annotation=hints[field.name],
+        )
+        for field in dataclasses.fields(flags)
+    ]
+
+    def command(**values: Any) -> None:
+        run(flags(**values))
+
+    command.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
+    command.__name__ = command.__qualname__ = run.__name__
+    command.__doc__ = run.__doc__
+    command.__module__ = run.__module__
+    return command

@@ -14,14 +14,14 @@ import typer
 from rich.table import Table
 
 from benchlib.cli.fit import ModelOpt
-from benchlib.cli.fit_options import KV_CACHE_HELP, WEIGHTS_HELP, language_model_setup
+from benchlib.cli.fit_options import KV_CACHE_HELP, WEIGHTS_HELP
 from benchlib.cli.output import console, usage_error
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.models.trainable import ModelSpec
-    from benchlib.predict.engines import Engine
+    from benchlib.predict.llm_options import LLMOptions
     from benchlib.predict.llm_speed import LLMSpeed
     from benchlib.predict.speed import SpeedPrediction
 
@@ -95,7 +95,7 @@ def predict(
     from benchlib.catalog.gpus import UnknownGPU, find_gpu
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.models.trainable import MODELS
-    from benchlib.predict.engines import find_engine
+    from benchlib.predict.llm_options import LLMOptions
 
     try:
         # The names are looked up once, here, and the specs passed on.
@@ -105,23 +105,21 @@ def predict(
             builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
             answer, show = builtin.as_dict(), lambda: _print(builtin)
         else:
-            chosen = find_engine(engine)  # before the model: a typo answers at once
-            resolved = resolve_model(model, also_known=tuple(MODELS))
-            speed, note = _predict_language_model(
-                resolved,
+            options = LLMOptions(  # before the model: a typo in --engine answers at once
                 spec,
-                mode or "inference",
-                chosen,
-                weights,
-                dtype,
-                batch,
-                seq_len,
-                lora_rank,
-                lora_targets,
-                grad_checkpointing,
-                optimizer,
-                kv_cache,
+                mode=mode,
+                weights=weights,
+                dtype=dtype,
+                kv_cache=kv_cache,
+                batch=batch,
+                seq_len=seq_len,
+                lora_rank=lora_rank,
+                lora_targets=lora_targets,
+                grad_checkpointing=grad_checkpointing,
+                optimizer=optimizer,
+                engine=engine,
             )
+            speed, note = _predict_language_model(resolve_model(model, also_known=tuple(MODELS)), spec, options)
             check = _published_check(speed)
             answer = speed.as_dict() | {"published_check": check, "note": note}
             show = lambda: _print_llm(speed, check, note)  # noqa: E731
@@ -172,43 +170,15 @@ def _predict_builtin(
 
 
 def _predict_language_model(
-    model: LanguageModel,
-    spec: AcceleratorSpec,
-    mode: str,
-    engine: Engine,
-    weights: str | None,
-    dtype: str | None,
-    batch: int | None,
-    seq_len: int | None,
-    lora_rank: int | None,
-    lora_targets: str,
-    grad_checkpointing: bool,
-    optimizer: str | None,
-    kv_cache: str | None = None,
+    model: LanguageModel, spec: AcceleratorSpec, options: LLMOptions
 ) -> tuple[LLMSpeed, str | None]:
     """The prediction, and a note on the weight format where it runs otherwise than asked (`runs_as`)."""
-    from benchlib.cli.fit import runs_as
     from benchlib.core.cache import cache_folder
-    from benchlib.predict.llm_speed import default_dtype, predict_llm_speed
-    from benchlib.predict.roofline import gpu_rates
+    from benchlib.predict.llm_speed import predict_llm_speed
 
-    if dtype is None and weights not in ("fp16", "bf16", "fp32"):
-        dtype = default_dtype(gpu_rates(spec))  # fp16 on a GPU without bf16, such as the T4
-    setup = language_model_setup(
-        model,
-        mode,
-        weights=weights,
-        dtype=dtype,
-        batch=batch,
-        seq_len=seq_len,
-        lora_rank=lora_rank,
-        lora_targets=lora_targets,
-        grad_checkpointing=grad_checkpointing,
-        optimizer=optimizer,
-        kv_cache=kv_cache,
-    )
-    setup, note = runs_as(setup, spec)  # e.g. FP8 dequantized on a GPU before compute capability 8.9
-    return predict_llm_speed(model, spec, setup, engine, cache_dir=cache_folder("fit-llm")), note
+    resolved = options.resolve(model)
+    speed = predict_llm_speed(model, spec, resolved.setup, resolved.engine, cache_dir=cache_folder("fit-llm"))
+    return speed, resolved.note
 
 
 def _published_check(p: LLMSpeed) -> dict[str, Any] | None:
