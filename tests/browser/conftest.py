@@ -1,6 +1,6 @@
 """The built site in Debian's Chromium, driven with Playwright.
 
-The site is tests/conftest.py's shared build: once per builder per session, by MkDocs (the main
+The site is tests/conftest.py's shared build: one per builder (an artefact), by MkDocs (the main
 build) and by Zensical from the same mkdocs.yml, served on 127.0.0.1. Every test that takes
 ``site_url`` runs against each build.
 
@@ -8,7 +8,8 @@ Fixtures: ``site_url`` (the server's origin, also the build's ``site_url`` so Ma
 navigation is active; one per ``builder``, the fixture parametrized over ``BUILDERS``), ``built_site``
 (the origin of one builder's build, for a test that compares them) and ``page`` (a fresh Playwright
 page whose requests to any other host are aborted and recorded; ``page_log`` holds those and the
-console errors).
+console errors); ``crawl`` (one visit of every page of a build, for the checks that only read what
+the pages rendered).
 
 The site's results are the synthetic ones in tests/site_samples.py (every chart kind, hostile
 names, files whose every field is a script payload) plus a quick measurement of this machine
@@ -17,12 +18,16 @@ names, files whose every field is a script payload) plus a quick measurement of 
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from urllib.parse import urlparse
+from dataclasses import asdict
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
+from artefacts import made
+from page_crawl import WHAT_A_READER_SEES, Crawl, PageLog, sitemap_paths, wait_for_charts
 from site_builds import BUILDERS
 
 CHROMIUM_ARGS = [
@@ -76,34 +81,73 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-@dataclass
-class PageLog:
-    """What a page did that a test must see: errors in the console and requests that left the machine."""
-
-    console_errors: list[str] = field(default_factory=list)
-    blocked_requests: list[str] = field(default_factory=list)
-
-
 @pytest.fixture
 def page_log() -> PageLog:
     return PageLog()
 
 
-@pytest.fixture
-def page(browser, page_log) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
+def guard_page(pg, log: PageLog) -> None:
+    """Abort and record ``pg``'s requests to any other host, and record its console errors in ``log``."""
 
     def guard(route) -> None:
         url = route.request.url
         if urlparse(url).hostname in LOCAL_HOSTS:
             route.continue_()
         else:
-            page_log.blocked_requests.append(url)
+            log.blocked_requests.append(url)
             route.abort()
 
     pg.route("**/*", guard)
-    pg.on("console", lambda msg: page_log.console_errors.append(msg.text) if msg.type == "error" else None)
-    pg.on("pageerror", lambda exc: page_log.console_errors.append(f"uncaught: {exc}"))
+    pg.on("console", lambda msg: log.console_errors.append(msg.text) if msg.type == "error" else None)
+    pg.on("pageerror", lambda exc: log.console_errors.append(f"uncaught: {exc}"))
+
+
+@pytest.fixture
+def page(browser, page_log) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    guard_page(pg, page_log)
     yield pg
     context.close()
+
+
+def _crawl(browser, origin: str) -> Crawl:
+    found = Crawl(origin)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    guard_page(pg, found.log)
+    netloc = urlparse(origin).netloc
+    for path in sitemap_paths(pg, origin):
+        pg.goto(urljoin(origin, path), wait_until="networkidle")
+        found.shown[path] = pg.evaluate(WHAT_A_READER_SEES)
+        try:
+            found.charts_drawn[path] = wait_for_charts(pg)
+        except Exception as exc:  # the checks report it, page by page
+            found.charts_drawn[path] = f"{type(exc).__name__}: {exc}"
+        hrefs = pg.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+        found.links |= {urldefrag(h).url for h in hrefs if urlparse(h).netloc == netloc}
+    context.close()
+    return found
+
+
+@pytest.fixture(scope="session")
+def crawl(browser, site_build, pytestconfig) -> Callable[[str], Crawl]:
+    """``crawl(builder)``: one visit of every page of that build (an artefact of the build's, so one
+    per build whichever worker asks), shared by the checks that only read what the pages rendered:
+    charts drawn, console errors, requests, what a reader sees."""
+    crawls: dict[str, Crawl] = {}
+
+    def visit(builder: str) -> Crawl:
+        if builder not in crawls:
+            site = site_build(builder)
+            chromium = Path(chromium_path()).resolve()
+            inputs = [str(site.folder), f"{chromium} {chromium.stat().st_size} {chromium.stat().st_mtime_ns}"]
+
+            def make(folder: Path) -> None:
+                (folder / "crawl.json").write_text(json.dumps(asdict(_crawl(browser, site.origin)), default=sorted))
+
+            folder = made(pytestconfig, f"crawl-{builder}", inputs, make)
+            crawls[builder] = Crawl.from_json(json.loads((folder / "crawl.json").read_text()))
+        return crawls[builder]
+
+    return visit

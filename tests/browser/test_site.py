@@ -3,60 +3,28 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import urldefrag, urljoin, urlparse
-from xml.etree import ElementTree
+from urllib.parse import urljoin, urlparse
 
 import pytest
+from page_crawl import wait_for_charts
 from site_samples import HOSTILE
 
 pytestmark = pytest.mark.browser
 
-CHART_TIMEOUT_MS = 15_000
-
-
-def sitemap_pages(page, site_url: str) -> list[str]:
-    xml = page.request.get(urljoin(site_url, "sitemap.xml")).text()
-    locs = [el.text for el in ElementTree.fromstring(xml).iter() if el.tag.endswith("loc")]
-    assert locs, "the sitemap lists no pages"
-    return locs
-
-
 SAMPLED = ("matmul", "conv2d", "bandwidth")  # the chart kinds tests/site_samples.py has records for
 
 
-def wait_for_charts(page) -> int:
-    """Wait until every chart figure holds its interactive SVG; returns how many there are."""
-    figures = page.locator("figure.bench-chart")
-    for i in range(figures.count()):
-        figure = figures.nth(i)
-        figure.locator(".bench-chart__view svg").first.wait_for(state="attached", timeout=CHART_TIMEOUT_MS)
-        page.wait_for_function(
-            "f => f.classList.contains('bench-chart--live')", arg=figure.element_handle(), timeout=CHART_TIMEOUT_MS
-        )
-        assert figure.locator(".bench-chart__fallback").is_hidden(), "static and interactive chart both visible"
-        box = figure.locator(".bench-chart__view svg").first.bounding_box()
-        assert box and box["width"] > 100 and box["height"] > 50, f"chart {i} drew at {box}"
-    return figures.count()
-
-
-def local_links(page, site_url: str) -> set[str]:
-    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
-    return {urldefrag(h).url for h in hrefs if urlparse(h).netloc == urlparse(site_url).netloc}
-
-
-def test_every_page_draws_its_charts_without_errors_or_remote_requests(page, page_log, site_url):
-    charts: dict[str, int] = {}
-    links: set[str] = set()
-    for url in sitemap_pages(page, site_url):
-        page.goto(url, wait_until="networkidle")
-        charts[url] = wait_for_charts(page)
-        links |= local_links(page, site_url)
-    broken = sorted(u for u in links if page.request.get(u).status != 200)
+def test_every_page_draws_its_charts_without_errors_or_remote_requests(page, crawl, builder):
+    visit = crawl(builder)
+    assert len(visit.charts_drawn) > 10, "the sitemap listed too few pages to be this site's"
+    not_drawn = {path: why for path, why in visit.charts_drawn.items() if isinstance(why, str)}
+    assert not not_drawn, f"charts that did not draw: {not_drawn}"
+    broken = sorted(u for u in visit.links if page.request.get(u).status != 200)
     # The samples' three chart kinds, beside the committed sources' reported figures.
-    assert charts[urljoin(site_url, "benchmarks/results/")] >= 3
+    assert visit.charts_drawn["benchmarks/results/"] >= 3
     assert not broken, f"links to missing pages or files: {broken}"
-    assert not page_log.blocked_requests, f"requests left 127.0.0.1: {page_log.blocked_requests}"
-    assert not page_log.console_errors, f"console errors: {page_log.console_errors}"
+    assert not visit.log.blocked_requests, f"requests left 127.0.0.1: {visit.log.blocked_requests}"
+    assert not visit.log.console_errors, f"console errors: {visit.log.console_errors}"
 
 
 def test_instant_navigation_round_trip_redraws_the_charts(page, page_log, site_url):
