@@ -37,6 +37,11 @@ def reader_env(**extra: str) -> dict[str, str]:
     return env | extra
 
 
+# A quick suite of tiny workloads (tests/benchlib_quick_stand_in.py), for a test whose assertions
+# are about the files and messages of a run, not about what it measured.
+QUICK_STAND_IN = {"PYTHONPATH": str(Path(__file__).parent), "BENCHLIB_WORKLOAD_MODULES": "benchlib_quick_stand_in"}
+
+
 def run_snippet(name: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-e", str(SNIPPETS / name)],
@@ -71,7 +76,7 @@ def test_every_site_snippet_is_on_a_page_and_tested():
 
 
 def test_measure_writes_a_valid_results_file(tmp_path):
-    run = run_snippet("measure.sh", tmp_path)
+    run = run_snippet("measure.sh", tmp_path, **QUICK_STAND_IN)
     assert run.returncode == 0, run.stdout + run.stderr
     good, bad = validate_paths([tmp_path / "results"])
     assert len(good) == 1 and not bad
@@ -139,7 +144,7 @@ def test_resume_snippet_finishes_a_budget_cut_run(tmp_path):
 def test_resume_snippet_ends_green_when_the_budget_was_enough(tmp_path):
     """The run finishes within its budget; the resume line then has nothing to do, and says so."""
     out = tmp_path / "drive"
-    result = run_snippet("resume.sh", tmp_path, OUT=str(out), SUITE="quick", BUDGET="3600")
+    result = run_snippet("resume.sh", tmp_path, OUT=str(out), SUITE="quick", BUDGET="3600", **QUICK_STAND_IN)
     assert result.returncode == 0, result.stdout + result.stderr
     (path,) = validate_paths([out])[0]
     assert read_results(path).complete

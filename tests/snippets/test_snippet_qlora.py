@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from artefacts import keep_run, kept_run, made
 from safetensors import safe_open
 from snippet_runner import SNIPPETS, snippet_env
 
@@ -87,13 +88,12 @@ class SnippetRun:
         self.out, self.folder, self.config = out, folder, config
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> SnippetRun:
-    """The snippet, run once for this module's tests (it takes most of their time)."""
+def _run_snippet(folder: Path) -> None:
+    """An artefact's make: the stand-in model in ``folder/hf``, then the snippet run in ``folder``."""
     model_id = _model_id()
     assert model_id.startswith("Qwen/Qwen2.5-"), f"the stand-in is a tiny Qwen2; make one like {model_id}"
-    folder = tmp_path_factory.mktemp("qlora")
     config = _cache_tiny_qwen2(folder / "hf", model_id)
+    config.to_json_file(folder / "stand-in-config.json")
     env = snippet_env(
         env={"HF_HOME": str(folder / "hf"), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
     )
@@ -105,8 +105,18 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> SnippetRun:
         text=True,
         timeout=300,
     )
+    keep_run(result, folder / "run.json")
+
+
+@pytest.fixture(scope="module")
+def run(pytestconfig: pytest.Config) -> SnippetRun:
+    """The snippet, run once (an artefact: tests/artefacts.py) for this module's tests; it takes most of their time."""
+    from transformers import Qwen2Config
+
+    folder = made(pytestconfig, "qlora-snippet", [SNIPPET, Path(__file__).resolve()], _run_snippet)
+    result = kept_run(folder / "run.json")
     assert result.returncode == 0, f"{SNIPPET.name} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
-    return SnippetRun(result.stdout, folder, config)
+    return SnippetRun(result.stdout, folder, Qwen2Config.from_json_file(folder / "stand-in-config.json"))
 
 
 def _lora_rank(out: str) -> int:
