@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pandas as pd
+from site_samples import results_file
 
 from benchlib.results.load import rows_of
-from benchlib.results.schema import CPUInfo, HostInfo, Machine, MeasurementRecord, ResultsFile, Software
+from benchlib.results.schema import CPUInfo, HostInfo, Machine, MeasurementRecord, Software
 from benchlib.site.charts import plotted_rows
 from benchlib.site.data import chart_frames, derive
 from benchlib.workloads import charts
@@ -23,14 +24,8 @@ TEST_CPU = Machine(
 
 def chart_rows(records: list[MeasurementRecord], machine: Machine = TEST_CPU) -> dict[str, pd.DataFrame]:
     """Every chart's rows (plotted or listed in its table) for one results file holding ``records``."""
-    results = ResultsFile(
-        run_id="r",
-        created=datetime(2026, 11, 24, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        suite="quick",
-        machine=machine,
-        measurements=records,
+    results = results_file(
+        machine, records, run_id="r", created=datetime(2026, 11, 24, tzinfo=timezone.utc), suite="quick"
     )
     return chart_frames(derive(pd.DataFrame(rows_of(results, "results/test.json"))))
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from site_samples import measurement, results_file
+
 from benchlib.derive.score import SCORE_TESTS
 from benchlib.results.schema import Conditions, Machine, MeasurementRecord, Metric, ResultsFile, RunPlan
 
@@ -24,30 +26,22 @@ def records(
         ref = 10.0 + i
         f = (per_test or {}).get(t.key, factor)
         value = ref * f if HIGHER[t.metric] else ref / f
+        metric = Metric(name=t.metric, unit="u", higher_is_better=HIGHER[t.metric])
+        params = dict(t.params) | {"extra": "ignored"}
         out.append(
-            MeasurementRecord(
-                workload=t.workload,
-                framework=t.framework,
-                device="cpu",
-                dtype=t.dtype,
-                params=dict(t.params) | {"extra": "ignored"},
-                metric=Metric(name=t.metric, unit="u", higher_is_better=HIGHER[t.metric]),
-                value=value,
-            )
+            measurement(t.workload, metric, value, framework=t.framework, device="cpu", dtype=t.dtype, params=params)
         )
     return out
 
 
 def results(measurements: list[MeasurementRecord], machine: Machine, label: str = "Reference CPU") -> ResultsFile:
-    return ResultsFile(
+    return results_file(
+        machine.model_copy(update={"label": label}),
+        measurements,
         run_id="r1",
         created=datetime(2026, 11, 21, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
         suite="standard",
         complete=True,
-        machine=machine.model_copy(update={"label": label}),
-        measurements=measurements,
     )
 
 

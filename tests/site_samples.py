@@ -7,6 +7,7 @@ source, an invalid result, failed and skipped workloads, and hostile strings in 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -31,35 +32,50 @@ HOSTILE = "<script>window.__xss=1</script>"
 HOSTILE_URL = "https://example.org/v100?a=1&b=<2>"
 
 
-def stats(median: float) -> Stats:
-    return Stats(median=median, iqr=median / 50, mean=median, min=median, max=median, n=7, noisy=False)
+CREATED = datetime(2026, 11, 1, tzinfo=timezone.utc)
+# What every results file needs; the builders below add nothing else unless a test names it.
+HEADER = {
+    "run_id": "20261101T000000Z-aaaaaa",
+    "created": CREATED,
+    "benchlib_version": "0.1.0",
+    "methodology_version": "1",
+}
+
+
+def stats(median: float, **fields: object) -> Stats:
+    """Per-call seconds around ``median``; ``fields`` override any statistic."""
+    spread = {"median": median, "iqr": median / 50, "mean": median, "min": median, "max": median, "n": 7}
+    return Stats(**(spread | {"noisy": False} | fields))
+
+
+def measurement(workload: str, metric: Metric, value: float | None, **fields: object) -> MeasurementRecord:
+    """A record of exactly these fields, torch on cuda unless ``fields`` say otherwise.
+
+    The one builder of records for the tests. It adds no ``stats`` (plausibility checks read them):
+    a test that wants them names them.
+    """
+    return MeasurementRecord(
+        workload=workload, metric=metric, value=value, **({"framework": "torch", "device": "cuda"} | fields)
+    )
 
 
 def record(
     workload: str, value: float | None, device: str = "cuda", name: str = "Test GPU", **fields: object
 ) -> MeasurementRecord:
+    """A record of a sample workload (matmul, conv2d or bandwidth) in its metric, with stats when it has a value."""
     metric = {"matmul": TFLOPS, "conv2d": MS, "bandwidth": GBPS}[workload]
     fields.setdefault("stats", stats(1e-3) if value is not None else None)
-    return MeasurementRecord(
-        workload=workload, framework="torch", device=device, device_name=name, metric=metric, value=value, **fields
-    )
+    return measurement(workload, metric, value, device=device, device_name=name, **fields)
+
+
+def results_file(machine: Machine, measurements: Iterable[MeasurementRecord] = (), **fields: object) -> ResultsFile:
+    """A results file of exactly these fields over ``HEADER``: the one builder of results files for the tests."""
+    return ResultsFile(**(HEADER | fields), machine=machine, measurements=list(measurements))
 
 
 def results(machine: Machine, measurements: list[MeasurementRecord], **fields: object) -> ResultsFile:
-    """A finished quick run of ``measurements`` on ``machine``; ``fields`` override any header field.
-
-    The one builder of whole results files for the tests (site, import and contribute).
-    """
-    header: dict[str, object] = dict(
-        run_id="20261101T000000Z-aaaaaa",
-        created=datetime(2026, 11, 1, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        suite="quick",
-        complete=True,
-        provenance=Provenance(),
-    )
-    return ResultsFile(**(header | fields), machine=machine, measurements=measurements)
+    """A finished quick run of ``measurements`` on ``machine``; ``fields`` override any header field."""
+    return results_file(machine, measurements, **({"suite": "quick", "complete": True} | fields))
 
 
 CPU = Machine(
@@ -84,8 +100,6 @@ MARKDOWN = "[click me](javascript:window.__pwned='md';alert('md'))"
 JS_URL = "javascript:window.__pwned='url';alert('url')"
 PAYLOADS = (SCRIPT, IMG, SVG, CLOSE, MARKDOWN)
 
-CREATED = datetime(2026, 11, 1, tzinfo=timezone.utc)
-
 
 def hostile_files() -> dict[str, ResultsFile]:
     """Relative path -> results file: a measured GPU run and three reported sources, every free-text
@@ -101,19 +115,11 @@ def hostile_files() -> dict[str, ResultsFile]:
 
     def rec(workload: str, metric: Metric, value: float | None, **kw: object) -> MeasurementRecord:
         kw.setdefault("stats", stats(1e-3) if value is not None else None)
-        return MeasurementRecord(
-            workload=workload, framework="torch", device="cuda", device_name=gpu_name, metric=metric, value=value, **kw
-        )
+        return measurement(workload, metric, value, device_name=gpu_name, **kw)
 
-    measured = ResultsFile(
-        run_id=f"run-{MARKDOWN}",
-        created=CREATED,
-        benchlib_version=IMG,
-        methodology_version=SVG,
-        suite=SCRIPT,
-        complete=True,
-        machine=machine,
-        measurements=[
+    measured = results_file(
+        machine,
+        [
             rec("matmul", TFLOPS, 10.0, dtype=f"fp16 {IMG}", params={"n": 1024}),
             rec("matmul", TFLOPS, 12.0, dtype=MARKDOWN, params={"n": 1024}),
             rec("matmul", TFLOPS, 99.0, dtype="fp32", peak=8.0, status="invalid", message=f"too fast {SCRIPT}"),
@@ -122,30 +128,23 @@ def hostile_files() -> dict[str, ResultsFile]:
             rec("bandwidth", GBPS, 200.0, dtype="uint8", params={"direction": SVG, "mib": 64}),
             rec("bandwidth", GBPS, None, status="skipped", message=MARKDOWN),
         ],
+        run_id=f"run-{MARKDOWN}",
+        benchlib_version=IMG,
+        methodology_version=SVG,
+        suite=SCRIPT,
+        complete=True,
     )
 
     def reported(name: str, url: str) -> ResultsFile:
-        return ResultsFile(
+        return results_file(
+            Machine(id=f"reported-{name}", label=f"Old {name} {SCRIPT}"),
+            [measurement("matmul", TFLOPS, 4.0, device_name=f"Old {name} {SVG}", dtype="fp16")],
             run_id=f"reported-{name}",
-            created=CREATED,
-            benchlib_version="0.1.0",
             methodology_version="reported",
             complete=True,
-            machine=Machine(id=f"reported-{name}", label=f"Old {name} {SCRIPT}"),
             provenance=Provenance(
                 kind="reported", source_url=url, as_of=date(2020, 1, 1), context=f"context {IMG} {MARKDOWN}"
             ),
-            measurements=[
-                MeasurementRecord(
-                    workload="matmul",
-                    framework="torch",
-                    device="cuda",
-                    device_name=f"Old {name} {SVG}",
-                    dtype="fp16",
-                    metric=TFLOPS,
-                    value=4.0,
-                )
-            ],
         )
 
     return {

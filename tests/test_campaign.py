@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from site_samples import TFLOPS, measurement, results_file
 from typer.testing import CliRunner
 
 from benchlib.catalog.gpus import find_gpu
@@ -22,6 +23,7 @@ from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsF
 from benchlib.results.store import iter_result_paths, read_results
 
 ROOT = Path(__file__).resolve().parents[1]
+H100 = "NVIDIA H100 80GB HBM3"
 MACHINE = Machine(id="test-machine", label="Test machine", software=Software(python="3.11", benchlib="0.1.0"))
 
 
@@ -137,50 +139,30 @@ def test_a_gpu_the_specs_dont_know_starts_its_search_from_its_probed_memory():
     assert fit_guess(request, mystery.model_copy(update={"memory_total_bytes": 256 * 1024**2})) is None
 
 
-def _record(**fields) -> MeasurementRecord:
-    return MeasurementRecord(**{"framework": "torch", **fields})
-
-
 def _file(*records: MeasurementRecord) -> ResultsFile:
-    return ResultsFile(
-        run_id="r",
-        created=datetime(2026, 11, 24, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        machine=MACHINE,
-        measurements=list(records),
-    )
+    return results_file(MACHINE, records, run_id="r", created=datetime(2026, 11, 24, tzinfo=timezone.utc))
 
 
 def test_gpu_records_are_checked_against_the_roofline_and_fit():
-    h100 = "NVIDIA H100 80GB HBM3"
-    tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
     images = Metric(name="throughput", unit="images/s", higher_is_better=True)
-    matmul = _record(
-        workload="matmul",
-        device="cuda",
-        device_name=h100,
-        dtype="bf16",
-        metric=tflops,
-        value=700.0,
-        params={"n": 8192, "sizes": [2048, 4096, 8192, 16384]},
+    matmul = measurement(
+        "matmul", TFLOPS, 700.0, device_name=H100, dtype="bf16", params={"n": 8192, "sizes": [2048, 4096, 8192, 16384]}
     )
-    inference = _record(
-        workload="inference",
-        device="cuda",
-        device_name=h100,
+    inference = measurement(
+        "inference",
+        images,
+        3000.0,
+        device_name=H100,
         dtype="fp32",
-        metric=images,
-        value=3000.0,
         params={"mode": "inference", "model": "resnet50", "batch_size": 32},
     )
-    on_cpu = _record(
-        workload="matmul",
+    on_cpu = measurement(
+        "matmul",
+        TFLOPS,
+        0.1,
         device="cpu",
         device_name="CPU",
         dtype="fp32",
-        metric=tflops,
-        value=0.1,
         params={"n": 1024, "sizes": [256, 512, 1024]},
     )
     found = {c.kind: c for c in derived.checks([_file(matmul, inference, on_cpu)])}
@@ -204,14 +186,8 @@ def test_the_transformer_workloads_eager_step_is_checked_against_predict():
         "batch_size": params["batch_size"],
         "seq_len": params["seq_len"],
     }
-    eager = _record(
-        workload="transformer_train",
-        device="cuda",
-        device_name="NVIDIA H100 80GB HBM3",
-        dtype="bf16",
-        metric=tokens,
-        value=1e6,
-        params={**common, "compile": "eager"},
+    eager = measurement(
+        "transformer_train", tokens, 1e6, device_name=H100, dtype="bf16", params={**common, "compile": "eager"}
     )
     compiled = eager.model_copy(update={"params": {**common, "compile": "torch.compile"}})
     [check] = derived.checks([_file(eager, compiled)])
@@ -232,14 +208,8 @@ def test_the_decode_workloads_phases_are_checked_against_predict():
         "new_tokens": params["new_tokens"],
         "batch_size": 1,
     }
-    prefill = _record(
-        workload="llm_decode",
-        device="cuda",
-        device_name="NVIDIA H100 80GB HBM3",
-        dtype="bf16",
-        metric=tokens,
-        value=1e5,
-        params={**common, "phase": "prefill"},
+    prefill = measurement(
+        "llm_decode", tokens, 1e5, device_name=H100, dtype="bf16", params={**common, "phase": "prefill"}
     )
     decode = prefill.model_copy(update={"params": {**common, "phase": "decode"}, "value": 1e3})
     by_phase = {c.what.split()[4].rstrip(","): c for c in derived.checks([_file(prefill, decode)])}
@@ -249,38 +219,18 @@ def test_the_decode_workloads_phases_are_checked_against_predict():
 
 
 def test_an_unknown_gpu_gets_no_prediction_rather_than_a_guess():
-    tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
-    mystery = _record(
-        workload="matmul",
-        device="cuda",
-        device_name="Mystery GPU 9000",
-        dtype="fp16",
-        metric=tflops,
-        value=50.0,
-        params={"sizes": [1024]},
+    mystery = measurement(
+        "matmul", TFLOPS, 50.0, device_name="Mystery GPU 9000", dtype="fp16", params={"sizes": [1024]}
     )
     assert derived.checks([_file(mystery)]) == []
 
 
 def test_the_sweeps_pair_the_short_and_long_matmul_runs():
-    tflops = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
-    short = _record(
-        workload="matmul",
-        device="cpu",
-        dtype="fp32",
-        metric=tflops,
-        value=0.9,
-        duration_s=2.0,
-        params={"sizes": [256, 512, 1024]},
+    short = measurement(
+        "matmul", TFLOPS, 0.9, device="cpu", dtype="fp32", duration_s=2.0, params={"sizes": [256, 512, 1024]}
     )
-    long = _record(
-        workload="matmul",
-        device="cpu",
-        dtype="fp32",
-        metric=tflops,
-        value=1.0,
-        duration_s=8.0,
-        params={"sizes": [1024, 2048, 4096]},
+    long = measurement(
+        "matmul", TFLOPS, 1.0, device="cpu", dtype="fp32", duration_s=8.0, params={"sizes": [1024, 2048, 4096]}
     )
     [sweep] = derived.sweeps([_file(long), _file(short)])
     assert sweep.short is short and sweep.long is long
@@ -321,9 +271,9 @@ def tiny_run(tiny_contribution) -> tuple[subprocess.CompletedProcess[str], Path]
 def test_the_tiny_campaign_writes_valid_files_with_max_batch_and_matmul_records(tiny_run):
     result, out = tiny_run
     assert result.returncode == 0, result.stderr[-3000:]
-    paths, problems = validate_paths([out])
+    paths, problems = validate_paths([out])  # the contribution too
     assert paths and not problems
-    records = [r for p in paths for r in read_results(p).measurements]
+    records = [r for p in iter_result_paths(out) for r in read_results(p).measurements]
     workloads = {r.workload for r in records if r.status == "ok"}
     assert {"matmul", "max_batch"} <= workloads
     answers = [r for r in records if r.metric.name == "max_batch"]

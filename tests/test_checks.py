@@ -7,14 +7,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from site_samples import TFLOPS, measurement, results_file
 
 from benchlib import workloads
 from benchlib.derive.checks import checks, sweeps
-from benchlib.results.schema import Machine, MeasurementRecord, Metric, ResultsFile, Software
+from benchlib.results.schema import Machine, MeasurementRecord, ResultsFile, Software
 from benchlib.workloads import LONGER_SWEEP, PEAK_COMPUTE, NotPredicted, PredictionCheck, Workload, not_predicted
 
 PACKAGE = Path(__file__).resolve().parents[1] / "benchlib"
-TFLOPS = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
 MACHINE = Machine(id="test-machine", label="Test machine", software=Software(python="3.11", benchlib="0.1.0"))
 
 
@@ -37,26 +37,12 @@ def newcomer(monkeypatch) -> Workload:
 
 
 def _file(*records: MeasurementRecord) -> ResultsFile:
-    return ResultsFile(
-        run_id="r",
-        created=datetime(2026, 11, 25, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        machine=MACHINE,
-        measurements=list(records),
-    )
+    return results_file(MACHINE, records, run_id="r", created=datetime(2026, 11, 25, tzinfo=timezone.utc))
 
 
 def _record(device: str, value: float, sizes: list[int], name: str = "NVIDIA H100 80GB HBM3") -> MeasurementRecord:
-    return MeasurementRecord(
-        workload="newcomer_gemm",
-        framework="torch",
-        device=device,
-        device_name=name,
-        dtype="bf16",
-        metric=TFLOPS,
-        value=value,
-        params={"sizes": sizes},
+    return measurement(
+        "newcomer_gemm", TFLOPS, value, device=device, device_name=name, dtype="bf16", params={"sizes": sizes}
     )
 
 

@@ -3,6 +3,7 @@ import json
 import math
 
 import pytest
+from site_samples import MS, measurement, results_file
 from typer.testing import CliRunner
 
 from benchlib.cli import app
@@ -134,25 +135,12 @@ def test_negative_budget_is_a_usage_error():
 def test_validate_lists_implausible_values_without_failing(tmp_path):
     from datetime import datetime, timezone
 
-    from benchlib.results.schema import MeasurementRecord, Metric, ResultsFile, Software
+    from benchlib.results.schema import Software
     from benchlib.results.store import write_results
 
-    results = ResultsFile(
-        run_id="r1",
-        created=datetime(2026, 11, 21, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        machine=Machine(id="m", label="m", software=Software()),
-        measurements=[
-            MeasurementRecord(
-                workload="w",
-                framework="torch",
-                device="cpu",
-                value=-2.0,
-                metric=Metric(name="time", unit="ms", higher_is_better=False),
-            )
-        ],
-    )
+    machine = Machine(id="m", label="m", software=Software())
+    created = datetime(2026, 11, 21, tzinfo=timezone.utc)
+    results = results_file(machine, [measurement("w", MS, -2.0, device="cpu")], run_id="r1", created=created)
     write_results(results, tmp_path / "r1.json")
     result = runner.invoke(app, ["validate", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -207,37 +195,18 @@ def test_list_reads_well_in_a_narrow_terminal(monkeypatch, width):
 @pytest.mark.parametrize("width", [80, 60])
 def test_run_table_reads_well_in_a_narrow_terminal(width):
     from benchlib.cli.output import records_table
-    from benchlib.results.schema import MeasurementRecord, Metric, Stats
+    from benchlib.results.schema import Stats
 
     message = (
         "amp: fp16 mixed precision is not available on AMD EPYC: autocast here runs only bf16 "
         "(fp16 needs CUDA or MPS; bf16 needs a CPU or CUDA compute capability 8.0+)"
     )
     params = {"scale": 0.125, "batch": 16, "side": 32, "channels": 3, "filters": 256, "kernel": 5, "stride": 2}
-    time = Metric(name="time", unit="ms", higher_is_better=False)
     stats = Stats(median=0.035, iqr=0.008, mean=0.035, min=0.03, max=0.05, n=20, noisy=True)
+    epyc = {"device": "cpu", "device_name": "AMD EPYC"}
     records = [
-        MeasurementRecord(
-            workload="conv2d",
-            framework="torch",
-            device="cpu",
-            device_name="AMD EPYC",
-            dtype="fp32",
-            metric=time,
-            value=34.97,
-            stats=stats,
-            params=params,
-        ),
-        MeasurementRecord(
-            workload="training_throughput",
-            framework="torch",
-            device="cpu",
-            device_name="AMD EPYC",
-            dtype="fp16",
-            metric=time,
-            status="skipped",
-            message=message,
-        ),
+        measurement("conv2d", MS, 34.97, **epyc, dtype="fp32", stats=stats, params=params),
+        measurement("training_throughput", MS, None, **epyc, dtype="fp16", status="skipped", message=message),
     ]
     lines = rendered(records_table(records, "local · AMD EPYC (CPU only): quick suite"), width)
     assert all(len(line) <= width and line == line.rstrip() for line in lines)

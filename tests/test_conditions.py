@@ -9,12 +9,13 @@ from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
+from site_samples import results_file
 
 from benchlib.measure import conditions as cond
 from benchlib.measure.conditions import ConditionsSampler, Snapshot, compare
 from benchlib.measure.runner import run_suite
 from benchlib.results.plausibility import disturbed_line, disturbed_workloads, run_disturbed
-from benchlib.results.schema import Conditions, ResultsFile, RunPlan
+from benchlib.results.schema import Conditions, RunPlan
 from benchlib.results.store import read_results
 
 
@@ -234,14 +235,8 @@ def test_a_real_run_records_conditions_for_every_workload(tmp_path, machine, tin
 
 
 def test_files_without_conditions_stay_valid(tmp_path, machine):
-    old = ResultsFile(
-        run_id="old",
-        created=datetime(2026, 1, 1, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        machine=machine,
-        plan=RunPlan(workloads=["x"], size="quick", device="cpu"),
-    )
+    plan = RunPlan(workloads=["x"], size="quick", device="cpu")
+    old = results_file(machine, run_id="old", created=datetime(2026, 1, 1, tzinfo=timezone.utc), plan=plan)
     data = old.model_dump(mode="json", exclude_none=True)
     del data["plan"]["conditions"]
     path = tmp_path / "old.json"
@@ -257,14 +252,7 @@ def test_a_run_resumed_from_a_file_without_conditions_is_not_called_quiet(machin
         wall_s={"a": 1.0, "b": 1.0},
         conditions={"b": Conditions(seconds=1.0)},
     )
-    run = ResultsFile(
-        run_id="r",
-        created=datetime(2026, 1, 1, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        machine=machine,
-        plan=plan,
-    )
+    run = results_file(machine, run_id="r", created=datetime(2026, 1, 1, tzinfo=timezone.utc), plan=plan)
     assert run_disturbed(run) is None  # "a" ran before conditions were recorded
     plan.conditions["a"] = Conditions(seconds=1.0)
     assert run_disturbed(run) is False

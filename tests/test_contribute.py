@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from site_samples import results
+from site_samples import TFLOPS, measurement, results
 from typer.testing import CliRunner
 
 from benchlib.cli import app
@@ -37,7 +37,6 @@ from benchlib.results.schema import (
     GPUInfo,
     HostInfo,
     Machine,
-    MeasurementRecord,
     Metric,
     PlatformInfo,
     ResultsFile,
@@ -74,21 +73,13 @@ def machine(machine_id: str = "colab-tesla-t4-0a1b2c3d") -> Machine:
 def run(*, minutes: int = 0, disturbed: bool = False, complete: bool = True, m: Machine | None = None) -> ResultsFile:
     created = datetime(2026, 11, 20, 9, minutes, tzinfo=timezone.utc)
     conditions = Conditions(seconds=3.0, disturbed=["other processes took 40% of the CPU"] if disturbed else [])
+    samples = Metric(name="throughput", unit="samples/s", higher_is_better=True)
     measurements = [
-        MeasurementRecord(
-            workload="matmul",
-            framework="torch",
-            device="cuda",
-            device_name="Tesla T4",
-            dtype="fp16",
-            metric=Metric(name="throughput", unit="TFLOPS", higher_is_better=True),
-            value=20.0,
-        ),
-        MeasurementRecord(
-            workload="cnn",
-            framework="torch",
-            device="cuda",
-            metric=Metric(name="throughput", unit="samples/s", higher_is_better=True),
+        measurement("matmul", TFLOPS, 20.0, device_name="Tesla T4", dtype="fp16"),
+        measurement(
+            "cnn",
+            samples,
+            None,
             status="error",
             message=f"FileNotFoundError: {HOME}/data/x.npz on {HOST}",
             crash=Crash(exit_code=1, stderr_tail=[f'File "{HOME}/venv/lib/x.py", line 3']),

@@ -13,12 +13,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from site_samples import results_file
 
 from benchlib.measure.distributed.launch import check, scaling_record, train_record
 from benchlib.measure.distributed.report import WorkerReport
 from benchlib.measure.distributed.topology import Interconnect
 from benchlib.results.load import load_results
-from benchlib.results.schema import ResultsFile
 from benchlib.results.store import write_results
 from benchlib.site.charts import bar_chart, chart_spec
 from benchlib.site.data import SiteData, chart_frames, derive
@@ -60,16 +60,8 @@ def launch_records(machine, one_s: float, two_s: float) -> list:
 
 
 def write(folder: Path, machine, records, run_id: str) -> None:
-    results = ResultsFile(
-        run_id=run_id,
-        created=datetime(2026, 11, 20, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        suite="standard",
-        complete=True,
-        machine=machine,
-        measurements=records,
-    )
+    created = datetime(2026, 11, 20, tzinfo=timezone.utc)
+    results = results_file(machine, records, run_id=run_id, created=created, suite="standard", complete=True)
     write_results(results, folder / machine.id / f"{run_id}.json")
 
 

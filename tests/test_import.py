@@ -6,15 +6,14 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from site_samples import results
+from site_samples import TFLOPS, measurement, results
 from typer.testing import CliRunner
 
 from benchlib.cli import app
 from benchlib.results.importer import import_files
-from benchlib.results.schema import Machine, MeasurementRecord, Metric, Software
+from benchlib.results.schema import Machine, Software
 from benchlib.results.store import read_results, write_results
 
-TFLOPS = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
 MACHINE = Machine(
     id="colab-tesla-t4-1234abcd", label="Colab · Tesla T4", software=Software(python="3.11", torch="2.5.0")
 )
@@ -22,16 +21,7 @@ WHEN = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
 
 
 def contributed(tmp_path: Path, name: str, **overrides) -> Path:
-    matmul = MeasurementRecord(
-        workload="matmul",
-        framework="torch",
-        device="cuda",
-        device_name="Tesla T4",
-        dtype="fp16",
-        metric=TFLOPS,
-        value=20.0,
-        peak=65.0,
-    )
+    matmul = measurement("matmul", TFLOPS, 20.0, device_name="Tesla T4", dtype="fp16", peak=65.0)
     fields = dict(run_id="20261121T120000Z-aaaaaa", created=WHEN) | overrides
     machine, measurements = fields.pop("machine", MACHINE), fields.pop("measurements", [matmul])
     return write_results(results(machine, measurements, **fields), tmp_path / "inbox" / name)
@@ -94,17 +84,7 @@ def test_implausible_values_are_imported_marked_invalid(tmp_path):
     source = contributed(
         tmp_path,
         "fast.json",
-        measurements=[
-            MeasurementRecord(
-                workload="matmul",
-                framework="torch",
-                device="cuda",
-                device_name="Tesla T4",
-                dtype="fp16",
-                metric=TFLOPS,
-                value=500.0,
-            ),
-        ],
+        measurements=[measurement("matmul", TFLOPS, 500.0, device_name="Tesla T4", dtype="fp16")],
     )
     (outcome,) = import_files([source], tmp_path / "results")
     assert outcome.outcome == "imported"
@@ -145,16 +125,7 @@ def test_hostile_strings_print_as_text_in_show_and_validate(tmp_path):
         "hostile.json",
         machine=MACHINE.model_copy(update={"label": hostile}),
         measurements=[
-            MeasurementRecord(
-                workload="matmul",
-                framework="torch",
-                device="cuda",
-                device_name=hostile,
-                dtype="fp16",
-                metric=TFLOPS,
-                status="error",
-                message=hostile,
-            ),
+            measurement("matmul", TFLOPS, None, device_name=hostile, dtype="fp16", status="error", message=hostile)
         ],
     )
     shown = CliRunner().invoke(app, ["show", str(source)])

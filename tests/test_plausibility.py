@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from site_samples import GBPS, MS, TFLOPS, measurement, results
 
 from benchlib.results import plausibility
 from benchlib.results.load import load_results
@@ -23,9 +24,6 @@ from benchlib.results.schema import (
 )
 from benchlib.results.store import read_results, write_results
 
-TFLOPS = Metric(name="throughput", unit="TFLOPS", higher_is_better=True)
-MS = Metric(name="time", unit="ms", higher_is_better=False)
-GBPS = Metric(name="bandwidth", unit="GB/s", higher_is_better=True)
 SCALING = Metric(name="scaling_efficiency", unit="ratio", higher_is_better=True)
 
 T4_MACHINE = Machine(
@@ -42,17 +40,12 @@ CPU_MACHINE = Machine(
 )
 
 
+T4_MATMUL = {"workload": "matmul", "metric": TFLOPS, "value": 20.0, "device_name": "Tesla T4", "dtype": "fp16"}
+
+
 def rec(**kw) -> MeasurementRecord:
-    base = dict(
-        workload="matmul",
-        framework="torch",
-        device="cuda",
-        device_name="Tesla T4",
-        dtype="fp16",
-        metric=TFLOPS,
-        value=20.0,
-    )
-    return MeasurementRecord(**(base | kw))
+    """A torch matmul on cuda, ``T4_MATMUL`` but for ``kw``."""
+    return measurement(**(T4_MATMUL | kw))
 
 
 def stats(**kw) -> Stats:
@@ -110,15 +103,8 @@ def test_lower_is_better_non_time_metric_may_be_zero():
 
 
 def results_with(*records: MeasurementRecord, machine: Machine = T4_MACHINE) -> ResultsFile:
-    return ResultsFile(
-        run_id="20261121T000000Z-abcdef",
-        created=datetime(2026, 11, 21, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        suite="quick",
-        complete=True,
-        machine=machine,
-        measurements=list(records),
+    return results(
+        machine, list(records), run_id="20261121T000000Z-abcdef", created=datetime(2026, 11, 21, tzinfo=timezone.utc)
     )
 
 

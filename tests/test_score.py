@@ -5,6 +5,7 @@ import math
 
 import pytest
 from score_samples import BUSY, records, results, with_conditions
+from site_samples import measurement
 
 from benchlib.core.paths import docs_dir, reference_dir
 from benchlib.derive.score import (
@@ -21,6 +22,15 @@ from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.results.store import read_results, write_results
 from benchlib.site.score_blocks import reference_table, score_tests_table
 from benchlib.workloads import all_workloads
+
+
+def keras_skipped() -> MeasurementRecord:
+    """What a run without tensorflow records for its Keras inference."""
+    images = Metric(name="throughput", unit="images/s", higher_is_better=True)
+    message = "tensorflow is not installed"
+    return measurement(
+        "inference_keras", images, None, framework="tensorflow", device="cpu", status="skipped", message=message
+    )
 
 
 @pytest.fixture
@@ -60,14 +70,7 @@ def test_a_missing_test_makes_the_score_incomplete_and_names_it(reference):
 
 def test_a_skipped_workload_is_named_with_its_reason(reference, machine):
     keep = [r for r in records() if r.framework != "tensorflow"]
-    skipped = MeasurementRecord(
-        workload="inference_keras",
-        framework="tensorflow",
-        device="cpu",
-        metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
-        status="skipped",
-        message="tensorflow is not installed",
-    )
+    skipped = keras_skipped()
     s = score(keep + [skipped], reference)
     assert not s.complete
     assert "resnet50-tensorflow-b1" in s.missing and "cnn-tensorflow" in s.missing
@@ -214,14 +217,7 @@ def test_a_test_measured_only_at_other_sizes_says_so(reference):
 
 def test_missing_tests_are_grouped_by_reason(reference):
     keep = [r for r in records() if r.framework != "tensorflow"]
-    skipped = MeasurementRecord(
-        workload="inference_keras",
-        framework="tensorflow",
-        device="cpu",
-        metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
-        status="skipped",
-        message="tensorflow is not installed",
-    )
+    skipped = keras_skipped()
     assert score(keep + [skipped], reference).missing_text() == (
         "cnn-tensorflow (not in this run); resnet50-tensorflow-b1, resnet50-tensorflow-b32, mobilenet_v2-tensorflow-b1, "
         "mobilenet_v2-tensorflow-b32 (skipped: tensorflow is not installed)"

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from site_samples import measurement, results_file
 
 from benchlib.core.paths import reported_dir
 from benchlib.derive.score import SCORE_TESTS
 from benchlib.results.load import load_results, rows_of
-from benchlib.results.schema import MeasurementRecord, Metric, ResultsFile
+from benchlib.results.schema import Metric
 from benchlib.site.charts import chart_spec, plotted_rows
 from benchlib.site.data import SiteData, chart_frames, derive
 from benchlib.site.figures import chart
@@ -37,16 +38,8 @@ def site(frame: pd.DataFrame) -> SiteData:
 
 
 def rec(workload, framework, metric, unit, value, dtype="fp32", higher=True, **params):
-    return MeasurementRecord(
-        workload=workload,
-        framework=framework,
-        device="cuda",
-        device_name="Tesla T4",
-        dtype=dtype,
-        params=params,
-        metric=Metric(name=metric, unit=unit, higher_is_better=higher),
-        value=value,
-    )
+    metric = Metric(name=metric, unit=unit, higher_is_better=higher)
+    return measurement(workload, metric, value, framework=framework, device_name="Tesla T4", dtype=dtype, params=params)
 
 
 def measured_frame(machine, label="Colab · Tesla T4", records=None):
@@ -82,14 +75,9 @@ def measured_frame(machine, label="Colab · Tesla T4", records=None):
         rec("inference", "torch", "latency_p90", "ms", 9.5, higher=False, model="resnet50", batch_size=1),
         rec("inference", "torch", "latency_p50", "ms", 40.0, higher=False, model="resnet50", batch_size=32),
     ]
-    results = ResultsFile(
-        run_id="r",
-        created=datetime(2026, 11, 21, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        suite="standard",
-        machine=machine.model_copy(update={"label": label}),
-        measurements=records,
+    machine = machine.model_copy(update={"label": label})
+    results = results_file(
+        machine, records, run_id="r", created=datetime(2026, 11, 21, tzinfo=timezone.utc), suite="standard"
     )
     return pd.DataFrame(rows_of(results, f"results/{label}.json"))
 
@@ -148,33 +136,15 @@ def score_extra(factor):
         higher = t.metric == "throughput"
         unit = "ms" if t.metric.startswith("latency") else "s" if t.metric == "epoch_time" else "u"
         value = 10.0 * factor if higher else 10.0 / factor
-        out.append(
-            MeasurementRecord(
-                workload=t.workload,
-                framework=t.framework,
-                device="cuda",
-                device_name="Tesla T4",
-                dtype=t.dtype,
-                params=dict(t.params),
-                metric=Metric(name=t.metric, unit=unit, higher_is_better=higher),
-                value=value,
-            )
-        )
+        out.append(rec(t.workload, t.framework, t.metric, unit, value, dtype=t.dtype, higher=higher, **t.params))
     return out
 
 
 def test_score_chart_charts_complete_runs_against_the_reference(machine, monkeypatch):
     from benchlib.derive import score as score_module
 
-    reference = ResultsFile(
-        run_id="ref",
-        created=datetime(2026, 11, 1, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
-        methodology_version="1",
-        suite="standard",
-        machine=machine,
-        measurements=score_extra(1.0),
-    )
+    created = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    reference = results_file(machine, score_extra(1.0), run_id="ref", created=created, suite="standard")
     monkeypatch.setattr(score_module, "load_reference", lambda path=None: reference)
     frame = pd.concat(
         [
