@@ -1,9 +1,9 @@
 """Mixed precision: fp32 and autocast/mixed policies measured in one run, and the speedup."""
 
 import dataclasses
-import importlib.util
 
 import pytest
+from fakes import not_installed
 
 from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
@@ -90,7 +90,6 @@ def test_amp_needs_more_samples_than_a_batch():
 
 
 def test_missing_tensorflow_skips_amp_keras(monkeypatch, machine):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "tensorflow" else real(n, *a))
+    not_installed(monkeypatch, "tensorflow")
     [record] = run_tiny("amp_keras", machine)
     assert record.status == "skipped" and "tensorflow is not installed" in record.message

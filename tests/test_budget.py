@@ -7,6 +7,7 @@ import json
 import math
 
 import pytest
+from fakes import python_workload
 
 from benchlib.core.units import format_duration
 from benchlib.measure.budget import (
@@ -17,26 +18,11 @@ from benchlib.measure.budget import (
     suite_estimate,
 )
 from benchlib.measure.runner import run_suite
-from benchlib.results.schema import MeasurementRecord, Metric
 from benchlib.workloads import EXPECTED_S_MACHINE, Workload
-
-METRIC = Metric(name="time", unit="ms", higher_is_better=False)
 
 
 def workload(name: str, expected_s: dict[str, float] | None = None) -> Workload:
-    def run(ctx, params):
-        return [MeasurementRecord(workload=name, framework="python", device=ctx.device, metric=METRIC, value=1.0)]
-
-    return Workload(
-        name=name,
-        framework="python",
-        description=name,
-        metric=METRIC,
-        sizes={"quick": {}},
-        run=run,
-        suites=(),
-        expected_s=expected_s or {},
-    )
+    return python_workload(name, expected_s or {})
 
 
 def test_without_a_limit_everything_fits_and_nothing_is_left_out():

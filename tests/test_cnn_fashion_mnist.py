@@ -1,11 +1,11 @@
 """The seeds' Fashion-MNIST CNN: identical in torch and Keras, and its training workloads."""
 
 import dataclasses
-import importlib.util
 import socket
 
 import numpy as np
 import pytest
+from fakes import not_installed
 
 from benchlib.backends import tf_backend as tfb
 from benchlib.measure.runner import run_workload
@@ -121,8 +121,7 @@ def test_synthetic_request_never_calls_the_loader():
 
 @pytest.mark.parametrize("name, module", [("cnn_fashion_mnist_keras", "tensorflow"), ("cnn_fashion_mnist", "torch")])
 def test_missing_framework_skips_with_a_reason(name, module, monkeypatch, machine):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == module else real(n, *a))
+    not_installed(monkeypatch, module)
     [record] = run_tiny(name, machine)
     assert record.status == "skipped"
     assert f"{module} is not installed" in record.message

@@ -1,9 +1,9 @@
 """fastai transfer learning on generated cats-vs-dogs JPEGs: time per epoch over a batch-size sweep."""
 
 import dataclasses
-import importlib.util
 
 import pytest
+from fakes import not_installed
 
 from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
@@ -80,8 +80,7 @@ def test_unknown_arch_fails_naming_it(machine):
 
 
 def test_missing_fastai_skips(monkeypatch, machine):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "fastai" else real(n, *a))
+    not_installed(monkeypatch, "fastai")
     [record] = run_tiny(machine)
     assert record.status == "skipped" and "fastai is not installed" in record.message
 

@@ -1,9 +1,9 @@
 """Inference: images/s and p50/p90 latency per model and batch size, in torch and Keras."""
 
 import dataclasses
-import importlib.util
 
 import pytest
+from fakes import not_installed
 
 from benchlib.core.timing import Measurement
 from benchlib.measure.runner import run_workload
@@ -75,14 +75,12 @@ def test_oom_at_one_batch_size_keeps_the_others():
 
 
 def test_missing_torch_skips(monkeypatch, machine):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "torch" else real(n, *a))
+    not_installed(monkeypatch, "torch")
     [record] = run_tiny("inference", machine)
     assert record.status == "skipped" and "torch is not installed" in record.message
 
 
 def test_missing_tensorflow_skips(monkeypatch, machine):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "tensorflow" else real(n, *a))
+    not_installed(monkeypatch, "tensorflow")
     [record] = run_tiny("inference_keras", machine)
     assert record.status == "skipped" and "tensorflow is not installed" in record.message

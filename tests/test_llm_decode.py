@@ -1,11 +1,11 @@
 """llm_decode: prefill and decode tokens/s with a KV cache, each on its own chart, at every batch size."""
 
 import dataclasses
-import importlib.util
 import math
 
 import pytest
 from charted import TEST_CPU, plotted
+from fakes import not_installed
 
 from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
@@ -92,8 +92,7 @@ def test_a_cpu_decodes_the_standard_model_from_a_shorter_prompt():
 
 
 def test_missing_transformers_skips_it_and_says_how_to_install(monkeypatch):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "transformers" else real(n, *a))
+    not_installed(monkeypatch, "transformers")
     [r] = run_tiny()
     assert r.status == "skipped" and r.skip_reason == "framework-missing"
     assert "transformers is not installed" in r.message and "benchlib[llm]" in r.message

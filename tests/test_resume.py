@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+from fakes import python_workload
+from site_samples import measurement, results_file
 from typer.testing import CliRunner
 
 from benchlib.measure.runner import NothingToResume, ResumeError, find_resumable, resume_run, run_suite, unfinished
@@ -57,7 +59,8 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def results_file(out: Path) -> Path | None:
+def written_file(out: Path) -> Path | None:
+    """The one results file the run into ``out`` has written; None before it writes one."""
     files = list(out.rglob("*.json"))
     assert len(files) <= 1, files
     return files[0] if files else None
@@ -66,7 +69,7 @@ def results_file(out: Path) -> Path | None:
 def kill_at_random_point(proc: subprocess.Popen, out: Path, rng: random.Random) -> str | None:
     """SIGKILL the run after a random delay; returns how it was killed, or None if it finished first."""
     deadline = time.monotonic() + 60
-    while results_file(out) is None and proc.poll() is None:
+    while written_file(out) is None and proc.poll() is None:
         assert time.monotonic() < deadline, "the run wrote no file"
         time.sleep(0.01)
     time.sleep(rng.uniform(0, 2.0))
@@ -109,7 +112,7 @@ def test_random_kills_never_lose_work_and_resume_completes(tmp_path):
         kills.append(killed)
         kept: dict[str, list[dict]] = {}
         while True:
-            path = results_file(out)
+            path = written_file(out)
             # Every time: a valid file that keeps everything finished before.
             current = finished_records(path)
             for name, records in kept.items():
@@ -125,7 +128,7 @@ def test_random_kills_never_lose_work_and_resume_completes(tmp_path):
                     continue
             assert proc.wait(60) == 0, f"seed {seed}: {proc.stderr.read().decode()}"
             break
-        final = read_results(results_file(out))
+        final = read_results(written_file(out))
         assert final.complete, f"seed {seed}"
         assert [m.workload for m in final.measurements] == sorted(m.workload for m in final.measurements)
         assert sorted(m.workload for m in final.measurements) == TINY, f"seed {seed}: each workload exactly once"
@@ -146,20 +149,8 @@ METRIC = Metric(name="time", unit="ms", higher_is_better=False)
 
 
 def fake(name: str, calls: list[str], expected_s: float = 0.01) -> Workload:
-    def run(ctx, params):
-        calls.append(name)
-        return [MeasurementRecord(workload=name, framework="python", device=ctx.device, metric=METRIC, value=1.0)]
-
-    return Workload(
-        name=name,
-        framework="python",
-        description=name,
-        metric=METRIC,
-        sizes={"quick": {}},
-        run=run,
-        suites=(),
-        expected_s={"quick": expected_s},
-    )
+    """A workload that adds its name to ``calls`` when it runs."""
+    return python_workload(name, {"quick": expected_s}, calls.append)
 
 
 @pytest.fixture
@@ -286,6 +277,12 @@ def test_resume_removes_temp_files_a_killed_write_left(tmp_path, machine, fakes)
     assert not stale.exists() and read_results(path).complete
 
 
+def resume_in_a_new_process(target: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`benchlib run --resume TARGET`, started as a reader would start it."""
+    command = [sys.executable, "-m", "benchlib.cli", "run", "--resume", str(target)]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.slow
 def test_cli_kill_then_resume_folder(tmp_path):
     """End to end through `benchlib run` and `benchlib run --resume OUT` (the folder form)."""
@@ -311,25 +308,13 @@ def test_cli_kill_then_resume_folder(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     (path,) = tmp_path.rglob("*.json")
     assert unfinished(read_results(path)) == ["tiny-slow", *TINY[:2]]
-    done = subprocess.run(
-        [sys.executable, "-m", "benchlib.cli", "run", "--resume", str(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = resume_in_a_new_process(tmp_path, env)
     assert done.returncode == 0, done.stderr
     said = " ".join(done.stderr.split())  # rich wraps at 80 columns: where depends on the path's length
     assert "resuming" in said and "0 of 3 workloads finished" in said
     final = read_results(path)
     assert final.complete and [m.workload for m in final.measurements] == ["tiny-slow", *TINY[:2]]
-    again = subprocess.run(
-        [sys.executable, "-m", "benchlib.cli", "run", "--resume", str(path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    again = resume_in_a_new_process(path, env)
     assert again.returncode == 0, again.stderr
     assert f"nothing left to run; {path} is complete" in " ".join(again.stderr.split())
     assert read_results(path) == final, "resuming a complete run leaves its file as it was"
@@ -383,27 +368,13 @@ def test_resume_help_says_what_it_takes():
 
 
 def test_write_results_refuses_what_would_not_read_back(tmp_path, machine):
-    from benchlib.results.schema import ResultsFile, Stats
+    from benchlib.results.schema import Stats
     from benchlib.results.store import ResultsError
 
     nan = float("nan")
-    bad = ResultsFile(
-        run_id="x",
-        created="2026-11-21T00:00:00Z",
-        benchlib_version="0",
-        methodology_version="1",
-        machine=machine,
-        measurements=[
-            MeasurementRecord(
-                workload="w",
-                framework="torch",
-                device="cpu",
-                metric=METRIC,
-                value=1.0,
-                stats=Stats(median=nan, iqr=0, mean=1, min=1, max=1, n=1, noisy=False),
-            )
-        ],
-    )
+    stats = Stats(median=nan, iqr=0, mean=1, min=1, max=1, n=1, noisy=False)
+    record = measurement("w", METRIC, 1.0, device="cpu", stats=stats)
+    bad = results_file(machine, [record], run_id="x", created="2026-11-21T00:00:00Z", benchlib_version="0")
     target = tmp_path / "x.json"
     with pytest.raises(ResultsError, match=r"would not read back: field 'measurements.0.stats.median'"):
         write_results(bad, target)

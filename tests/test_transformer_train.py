@@ -1,11 +1,11 @@
 """transformer_train: tokens/s of a Llama-style training step per precision and mode; fp16 and a failed compile are skipped."""
 
 import dataclasses
-import importlib.util
 import math
 
 import pytest
 from charted import TEST_CPU, chart_rows, plotted
+from fakes import not_installed
 
 from benchlib.measure.runner import run_workload
 from benchlib.workloads import RunContext, get
@@ -125,8 +125,7 @@ def test_a_compile_that_fails_is_skipped_with_the_error(monkeypatch):
 
 
 def test_missing_transformers_skips_it_and_says_how_to_install(monkeypatch):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "transformers" else real(n, *a))
+    not_installed(monkeypatch, "transformers")
     [r] = run_tiny()
     assert r.status == "skipped" and r.skip_reason == "framework-missing"
     assert "transformers is not installed" in r.message and "benchlib[llm]" in r.message
