@@ -16,21 +16,15 @@ from benchlib.predict.published_memory import Comparison, median_abs_error, publ
 from benchlib.predict.quantized import storage_bytes
 
 LAYERS = 6
+# What every tiny language model here has: 64 wide, four heads over two key-value heads, 512 tokens.
+TINY = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, vocab_size=512, max_position_embeddings=4096)
 
 
 def tiny_llama(layers: int = LAYERS, **extra) -> LanguageModel:
     from transformers import LlamaConfig
 
     config = LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=512,
-        max_position_embeddings=4096,
-        architectures=["LlamaForCausalLM"],
-        **extra,
+        **TINY, intermediate_size=128, num_hidden_layers=layers, architectures=["LlamaForCausalLM"], **extra
     )
     return LanguageModel("tiny-llama", "Tiny Llama", config=config)
 
@@ -81,14 +75,10 @@ def tiny_gemma3(layers: int = 14) -> LanguageModel:
     from transformers import Gemma3TextConfig
 
     config = Gemma3TextConfig(
-        hidden_size=64,
+        **TINY,
         intermediate_size=128,
         num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         head_dim=16,
-        vocab_size=512,
-        max_position_embeddings=4096,
         sliding_window=16,
         architectures=["Gemma3ForCausalLM"],
     )
@@ -100,16 +90,12 @@ def tiny_gpt_oss(layers: int = 7) -> LanguageModel:
     from transformers import GptOssConfig
 
     config = GptOssConfig(
-        hidden_size=64,
+        **TINY,
         intermediate_size=64,
         num_hidden_layers=layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         head_dim=16,
         num_local_experts=8,
         num_experts_per_tok=2,
-        vocab_size=512,
-        max_position_embeddings=4096,
         sliding_window=16,
         architectures=["GptOssForCausalLM"],
     )
@@ -296,15 +282,20 @@ def tiny_config(tmp_path, **fields) -> str:
     return str(config)
 
 
-@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
-@pytest.mark.parametrize("mode", ["inference", "lora"])
-def test_two_gpus_split_the_layers_and_answer_for_the_fullest(tmp_path, mode):
+def on_one_and_two_gpus(tmp_path, mode: str, *flags_for_two: str) -> tuple[dict, dict]:
+    """`benchlib fit --json`'s answers for an 8-layer model on one T4 and on two."""
     config = tiny_config(tmp_path, num_hidden_layers=8)
     flags = ["--model", config, "--gpu", "T4", "--mode", mode, "--seq-len", "256", "--json"]
     one = json.loads(invoke(*flags).stdout)
-    result = invoke(*flags, "--gpus", "2")
+    result = invoke(*flags, "--gpus", "2", *flags_for_two)
     assert result.exit_code == 0, result.output
-    two = json.loads(result.stdout)
+    return one, json.loads(result.stdout)
+
+
+@pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
+@pytest.mark.parametrize("mode", ["inference", "lora"])
+def test_two_gpus_split_the_layers_and_answer_for_the_fullest(tmp_path, mode):
+    one, two = on_one_and_two_gpus(tmp_path, mode)
     context = two["device"]["context_bytes"]
     assert two["gpus"] == 2 and len(two["per_gpu"]) == 2 and "per_gpu" not in one
     assert two["peak_bytes"] == max(two["per_gpu"]) and two["tensor_peak_bytes"] < one["tensor_peak_bytes"]
@@ -318,12 +309,7 @@ def test_two_gpus_split_the_layers_and_answer_for_the_fullest(tmp_path, mode):
 @pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 @pytest.mark.parametrize("mode", ["inference", "lora"])
 def test_data_parallel_puts_the_whole_model_on_each_gpu(tmp_path, mode):
-    config = tiny_config(tmp_path, num_hidden_layers=8)
-    flags = ["--model", config, "--gpu", "T4", "--mode", mode, "--seq-len", "256", "--json"]
-    one = json.loads(invoke(*flags).stdout)
-    result = invoke(*flags, "--gpus", "2", "--parallel", "data")
-    assert result.exit_code == 0, result.output
-    two = json.loads(result.stdout)
+    one, two = on_one_and_two_gpus(tmp_path, mode, "--parallel", "data")
     # Each GPU runs the one-GPU step; training adds DDP's own copy of the (adapters') gradients.
     buckets = two["breakdown"]["gradient_buckets"]
     assert buckets == (one["breakdown"]["gradients"] if mode == "lora" else 0)
@@ -360,28 +346,13 @@ def test_fit_answers_for_a_shipped_model_as_json():
 
 
 def test_fit_reads_a_config_json(tmp_path):
-    config = tmp_path / "config.json"
-    config.write_text(
-        json.dumps(
-            {
-                "model_type": "qwen2",
-                "architectures": ["Qwen2ForCausalLM"],
-                "hidden_size": 64,
-                "intermediate_size": 128,
-                "num_hidden_layers": 6,
-                "num_attention_heads": 4,
-                "num_key_value_heads": 2,
-                "vocab_size": 500,
-                "max_position_embeddings": 1024,
-            }
-        )
-    )
-    result = invoke("--model", str(config), "--memory-limit", "64MiB", "--seq-len", "128")
+    config = tiny_config(tmp_path)
+    result = invoke("--model", config, "--memory-limit", "64MiB", "--seq-len", "128")
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "at batch 1 x 128 tokens" in text and "fits" in text
     assert "longest context (batch 1) │ 1,024 tokens (the model's maximum)" in text
-    answer = json.loads(invoke("--model", str(config), "--memory-limit", "64MiB", "--json").stdout)
+    answer = json.loads(invoke("--model", config, "--memory-limit", "64MiB", "--json").stdout)
     assert "extrapolated per layer to 6" in answer["method"] and answer["largest_context"] == 1024
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from site_samples import measurement, results_file
 
 from benchlib import tables
 from benchlib.catalog.gpus import find_accelerator, find_gpu
@@ -23,10 +24,8 @@ from benchlib.results.schema import (
     Accelerators,
     GPUInfo,
     Machine,
-    MeasurementRecord,
     Metric,
     Provenance,
-    ResultsFile,
     Software,
 )
 from benchlib.results.store import new_results, write_results
@@ -238,27 +237,20 @@ def test_reported_strings_are_escaped(tmp_path, monkeypatch):
         label=HOSTILE,
         accelerators=Accelerators(nvidia=[GPUInfo(index=0, name=HOSTILE, source="reported")]),
     )
-    record = MeasurementRecord(
-        workload="training_throughput",
-        framework="torch",
-        device="cuda",
-        device_name=HOSTILE,
-        dtype="fp16",
-        params={"model": "resnet50", "precision": "AMP", "batch": 1},
-        value=10.0,
-        metric=Metric(name="throughput", unit="images/s", higher_is_better=True),
+    images = Metric(name="throughput", unit="images/s", higher_is_better=True)
+    params = {"model": "resnet50", "precision": "AMP", "batch": 1}
+    record = measurement("training_throughput", images, 10.0, device_name=HOSTILE, dtype="fp16", params=params)
+    provenance = Provenance(
+        kind="reported", source_url="https://example.org/?a=<b>", as_of=date(2020, 1, 1), context=HOSTILE
     )
-    results = ResultsFile(
+    results = results_file(
+        machine,
+        [record],
         run_id="x",
         created=datetime(2026, 1, 1, tzinfo=timezone.utc),
-        benchlib_version="0.1.0",
         methodology_version="reported",
         complete=True,
-        machine=machine,
-        provenance=Provenance(
-            kind="reported", source_url="https://example.org/?a=<b>", as_of=date(2020, 1, 1), context=HOSTILE
-        ),
-        measurements=[record],
+        provenance=provenance,
     )
     write_results(results, tmp_path / "reported" / "lambda-dlbench-hostile.json")
     monkeypatch.setenv("BENCHLIB_REPORTED_DIR", str(tmp_path / "reported"))
@@ -268,6 +260,15 @@ def test_reported_strings_are_escaped(tmp_path, monkeypatch):
     html = blocks.resnet50_throughput()
     assert "<script>window" not in html
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
+
+
+def write_a_search(
+    results: Path, base: TrialRequest, trials: list[TrialOutcome], start: int, result: SearchResult, **kw: str
+) -> None:
+    """A search on a test CPU from batch ``start``, written into ``results`` as the runner writes one."""
+    machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
+    run = new_results(machine, SEARCH_SUITE)
+    write_search(results / "local-test" / "run.json", run, base, trials, start=start, limit=1000, result=result, **kw)
 
 
 def _predict_searches_of_the_results_folder(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,16 +286,7 @@ def test_measured_max_batch_runs_appear_next_to_their_prediction(tmp_path, monke
         TrialOutcome(batch=b, status="ok" if b <= 40 else "oom", peak_bytes=b * 300_000 if b <= 40 else None)
         for b in (32, 64, 48, 40, 44, 42, 41)
     ]
-    machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
-    write_search(
-        tmp_path / "results" / "local-test" / "run.json",
-        new_results(machine, SEARCH_SUITE),
-        base,
-        trials,
-        start=32,
-        limit=1000,
-        result=SearchResult(trials, 40, 41, "oom"),
-    )
+    write_a_search(tmp_path / "results", base, trials, 32, SearchResult(trials, 40, 41, "oom"))
     # A search the committed table doesn't hold stops the build: the site predicts nothing.
     with pytest.raises(MissingTableStopsTheBuild, match=r"searched\.json has no prediction for the search of unet"):
         blocks.measured_vs_predicted()
@@ -318,17 +310,7 @@ def test_a_language_model_search_appears_next_to_fits_prediction(tmp_path, monke
         TrialOutcome(batch=b, status="ok" if b <= 18 else "oom", peak_bytes=b * 800_000 if b <= 18 else None)
         for b in (20, 10, 15, 18, 19)
     ]
-    machine = Machine(id="local-test", label="local · Test CPU", software=Software(python="3.11", benchlib="0.1.0"))
-    write_search(
-        tmp_path / "results" / "local-test" / "run.json",
-        new_results(machine, SEARCH_SUITE),
-        base,
-        trials,
-        start=20,
-        limit=1000,
-        result=SearchResult(trials, 18, 19, "oom"),
-        search="guess",
-    )
+    write_a_search(tmp_path / "results", base, trials, 20, SearchResult(trials, 18, 19, "oom"), search="guess")
     _predict_searches_of_the_results_folder(monkeypatch)
     html = blocks.measured_vs_predicted()
     predicted = fit_prediction(base, None).max_batch

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchlib.measure.runner import check, run_suite
+from benchlib.measure.runner import RunOutcome, check, run_suite, select_workloads
 from benchlib.results.schema import FAILED_STATUSES, MeasurementRecord, Metric
 from benchlib.results.store import read_results
 from benchlib.workloads import Workload
@@ -122,20 +122,18 @@ def test_run_killed_midway_leaves_a_valid_file(tmp_path):
 # Isolation: each workload in its own process (tests/benchlib_test_workloads.py has the crashers).
 
 
+def run_isolated(names: list[str], machine, out_dir: Path, on_output=lambda w, text: None) -> RunOutcome:
+    """A quick run of the tiny workloads ``names`` into ``out_dir``, each in a child process."""
+    workloads = select_workloads("quick", names)
+    return run_suite(
+        workloads, suite="quick", device="cpu", machine=machine, out_dir=out_dir, isolate=True, on_output=on_output
+    )
+
+
 @pytest.mark.slow
 def test_a_workload_that_kills_its_interpreter_is_an_error_and_the_run_goes_on(tmp_path, machine, tiny):
-    from benchlib.measure.runner import select_workloads
-
     names = ["tiny-1", "tiny-segfault", "tiny-exit", "tiny-sigkill", "tiny-2"]
-    outcome = run_suite(
-        select_workloads("quick", names),
-        suite="quick",
-        device="cpu",
-        machine=machine,
-        out_dir=tmp_path,
-        isolate=True,
-        on_output=lambda w, text: None,
-    )
+    outcome = run_isolated(names, machine, tmp_path)
     saved = read_results(outcome.path)
     assert saved.complete and saved.plan.isolated
     by_name = {m.workload: m for m in saved.measurements}
@@ -158,8 +156,6 @@ def test_a_workload_that_kills_its_interpreter_is_an_error_and_the_run_goes_on(t
 
 
 def test_isolated_and_in_process_records_agree(tmp_path, machine, tiny):
-    from benchlib.measure.runner import select_workloads
-
     workloads = select_workloads("quick", ["tiny-1"])
     inside = run_suite(workloads, suite="quick", device="cpu", machine=machine, out_dir=tmp_path / "in")
     child = run_suite(workloads, suite="quick", device="cpu", machine=machine, out_dir=tmp_path / "iso", isolate=True)
@@ -238,36 +234,17 @@ def test_cli_run_budget_skips_and_reports_resume(tmp_path):
 
 
 def test_framework_noise_from_a_child_is_not_shown_but_its_own_output_is(tmp_path, machine, tiny):
-    from benchlib.measure.runner import select_workloads
-
     shown: list[str] = []
-    run_suite(
-        select_workloads("quick", ["tiny-noisy"]),
-        suite="quick",
-        device="cpu",
-        machine=machine,
-        out_dir=tmp_path,
-        isolate=True,
-        on_output=lambda w, text: shown.append(text),
-    )
+    run_isolated(["tiny-noisy"], machine, tmp_path, on_output=lambda w, text: shown.append(text))
     assert shown == [tiny.NOT_NOISE]
 
 
 @pytest.mark.slow
 def test_spawned_children_as_on_macos_and_windows(tmp_path, machine, tiny, monkeypatch):
     from benchlib.measure.isolation import default_start_method
-    from benchlib.measure.runner import select_workloads
 
     monkeypatch.setenv("BENCHLIB_START_METHOD", "spawn")
     assert default_start_method() == "spawn"
-    outcome = run_suite(
-        select_workloads("quick", ["tiny-1", "tiny-exit"]),
-        suite="quick",
-        device="cpu",
-        machine=machine,
-        out_dir=tmp_path,
-        isolate=True,
-        on_output=lambda w, text: None,
-    )
+    outcome = run_isolated(["tiny-1", "tiny-exit"], machine, tmp_path)
     assert [m.status for m in outcome.results.measurements] == ["ok", "error"]
     assert outcome.results.measurements[1].crash.exit_code == 3
