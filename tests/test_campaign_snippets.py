@@ -4,7 +4,7 @@ Stand-ins only for what needs Colab, a GPU or GitHub: Colab's Drive (tests/snipp
 ``pip`` that records its arguments and writes empty wheel files instead of reaching GitHub, and a
 ``benchlib`` that records its command line. The slow test downloads the wheelhouse from PyPI.
 The tiny campaign itself runs for real once per session, inside `benchlib contribute --tiny`
-(tests/conftest.py's ``tiny_contribution``, which tests/test_campaign.py reads).
+(tests/conftest.py's ``tiny_contribution``, which tests/test_measure_campaign.py reads).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The contribute snippets on Run it yourself, run as a reader runs them: Colab's and Kaggle's cells
 with a ``pip`` and a ``benchlib`` that record their calls (tests/test_campaign_snippets.py's
-stand-ins), the CPU try for real in tests/test_contribute.py, and the maintainer's import here."""
+stand-ins), the CPU try for real in tests/test_results_contribution.py, and the maintainer's import here."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_the_notebook_cells_install_and_contribute(tmp_path, cell, out):
 
 @pytest.mark.slow  # over 3 s here: kept out of the fast command (README command 3)
 def test_the_maintainers_import_files_the_inbox_and_empties_it(tmp_path):
-    from test_contribute import ready_file
+    from test_results_contribution import ready_file
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     inbox = tmp_path / "results" / "contributed"

@@ -116,6 +116,37 @@ def test_the_table_has_no_cycle() -> None:
         reaches(stage, frozenset({stage}))
 
 
+# Test files that check a page, a snippet or the repository rather than a stage's modules.
+NOT_A_STAGE = {
+    "test_reader_pages.py",
+    "test_glossary.py",
+    "test_new_workload_on_results_page.py",
+    "test_campaign_snippets.py",
+    "test_contribute_snippets.py",
+    "test_contributing_snippets.py",
+    "test_readme_commands.py",
+    "test_workflows.py",
+    "test_lint.py",
+    "test_lock.py",
+    "test_layers.py",
+    "test_score_spread.py",  # benchmarks/score_spread.py
+    # Named before this rule, with changes of their own under way: test_predict_weight_formats.py
+    # and test_predict_llm_options.py once those land.
+    "test_fit_formats.py",
+    "test_llm_options.py",
+}
+
+
+def test_each_test_file_is_named_after_the_stage_it_tests() -> None:
+    """tests/test_<stage>_<module>[_<aspect>].py, so a change to benchlib/<stage>/<module>.py names its tests."""
+    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+        stage = path.stem.removeprefix("test_").split("_")[0]
+        assert stage in ALLOWED or path.name in NOT_A_STAGE, (
+            f"{path.name}: name it test_<stage>_<module>.py after what it tests (stages: {', '.join(ALLOWED)}), "
+            "or add it to NOT_A_STAGE if it checks a page, a snippet or the repository"
+        )
+
+
 def test_the_contributing_page_shows_this_table() -> None:
     """The page's "Where things live" table: a row per stage, naming what it may import."""
     page = (PACKAGE.parent / "docs" / "contributing.md").read_text(encoding="utf-8")

@@ -20,7 +20,7 @@ keeps its own elementwise fraction, fitted on ResNet-50: convolution nets' norma
 run slower than a transformer's large contiguous ones.) The constants are set once per engine, never per GPU or model:
 ``benchmarks/llm_speed_published.py`` fits them on the calibration half of Qwen's published speed
 benchmarks (``benchlib/data/published_llm_speed.yaml``) and reports the held-out half;
-``tests/test_llm_speed.py`` checks that the fit still picks them. What they came to says something
+``tests/test_predict_llm_speed.py`` checks that the fit still picks them. What they came to says something
 of the stacks Qwen measured (transformers 4.46 with AutoGPTQ and AutoAWQ, vLLM 0.6): transformers'
 attention reads a long cache slowly (flash-attention without split-KV keeps most of an A100 idle
 at batch 1), and AutoGPTQ's and AutoAWQ's kernels reach a fifth of the bandwidth vLLM's do.

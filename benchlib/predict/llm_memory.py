@@ -15,7 +15,7 @@ the same point as layers are added, once there are a few of them. So each phase 
 model's first ``BASE_LAYERS`` layers (more where a kind of layer first shows up later), and again
 with one more layer of each kind (``layer_types``: sliding-window and full attention, say), and
 extrapolated on its own per kind to the config's layers (`LanguageModel.trace_plan`); the higher
-phase is the answer. ``tests/test_fit_llm.py`` checks that against full-depth traces: exact for
+phase is the answer. ``tests/test_predict_llm_memory.py`` checks that against full-depth traces: exact for
 models whose layers are alike; for models whose layers differ, what the layers hold is exact and
 the peak within 1 % (the layer at which a peak falls can differ by one layer's passing buffers). Plain torch models from
 ``module:factory``, and MoE models with some dense layers, are traced at full depth.

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from benchlib.catalog.gpus import AcceleratorSpec, UnknownGPU
 from benchlib.predict.count import OpCost
 
-# Median of the MAMF bf16 figures' fraction of peak, per generation (tests/test_speed.py recomputes it).
+# Median of the MAMF bf16 figures' fraction of peak, per generation (tests/test_predict_speed.py recomputes it).
 COMPUTE_EFFICIENCY: dict[str, float] = {
     "Ampere": 0.840,
     "Hopper": 0.821,

@@ -7,7 +7,7 @@ goes in the same file, and so do the speeds, predicted by :mod:`benchlib.predict
 `benchlib predict` predicts them (the same `CountedCall.time`): decode tokens/s per engine (eager
 ``generate()`` and a served engine) at batch 1, the served engine's aggregate decode at the
 largest concurrency whose KV caches fit (capped at `SERVING_BATCH_CAP`), and each training task's
-tokens/s at the cell's largest batch. ``tests/test_llm_table.py`` re-predicts cells to check the
+tokens/s at the cell's largest batch. ``tests/test_tables_can_i_run_it.py`` re-predicts cells to check the
 file is current.
 
 Counting a training step for every cell's batch would take too long (13 models x 3 tasks x 10
@@ -16,7 +16,7 @@ interpolated linearly in the batch between the two around the cell's: a step's w
 its activation traffic, its launches) is affine in the batch, with the weights' and optimizer's
 traffic as the constant part. Only where an op changes what bounds it (its launch, then its work)
 between two counted batches is the interpolation approximate (by up to 8 % at batch 3, less
-further up); ``tests/test_llm_table.py`` checks it against counting a cell's own batch.
+further up); ``tests/test_tables_can_i_run_it.py`` checks it against counting a cell's own batch.
 
 A step's ops are the same in fp16 and bf16 (the same shapes and bytes; only the peak the
 arithmetic runs at differs), so each call is counted once in bf16 and relabelled fp16 for the

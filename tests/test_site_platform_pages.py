@@ -107,7 +107,7 @@ def test_others_and_index_open_with_a_table_of_the_same_questions(rendered: dict
 
 
 def test_verdict_and_glance_dates_carry_the_stale_mark_exactly_when_old(monkeypatch: pytest.MonkeyPatch) -> None:
-    from test_staleness_marks import LATEST, dated_figures
+    from test_site_staleness_marks import LATEST, dated_figures
 
     from benchlib.core import freshness
 
