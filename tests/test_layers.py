@@ -130,10 +130,6 @@ NOT_A_STAGE = {
     "test_lock.py",
     "test_layers.py",
     "test_score_spread.py",  # benchmarks/score_spread.py
-    # Named before this rule, with changes of their own under way: test_predict_weight_formats.py
-    # and test_predict_llm_options.py once those land.
-    "test_fit_formats.py",
-    "test_llm_options.py",
 }
 
 

@@ -3,7 +3,7 @@ it into the setup both predict: the default dtype, the bf16 check, the format a 
 and whether the engine runs them.
 
 Both commands build one `LLMOptions` from their flags and resolve it, so on every GPU they answer
-for the same setup (``tests/test_llm_options.py`` holds them to it).
+for the same setup (``tests/test_predict_llm_options.py`` holds them to it).
 """
 
 from __future__ import annotations
