@@ -97,26 +97,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ[CACHE_ENV] = before
 
 
-def _site_group(item: pytest.Item) -> str | None:
-    """``site-<builder>`` for a test that needs a built site: the builder it is parametrized with,
-    else MkDocs'; None for a test that needs none."""
-    if "site_build" not in getattr(item, "fixturenames", ()):
-        return None
-    callspec = getattr(item, "callspec", None)
-    return f"site-{callspec.params.get('builder', 'mkdocs') if callspec else 'mkdocs'}"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``-n``), a module's tests run in one worker, where they share its
-    module-scoped fixtures (though a worker that runs out of queued tests tears them down); the
-    tests that need a built site run in one worker per builder, so the two builds and their
-    browser tests run side by side (``--dist loadgroup``). A test that reads the other builder's
-    site too takes that build's artefact (tests/artefacts.py)."""
-    for item in items:
-        group = _site_group(item) or item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 SLOW_S = 5.0  # a test that takes longer on a 2-core machine carries the slow mark
 _unmarked_durations: dict[str, float] = {}
 
