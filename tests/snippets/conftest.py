@@ -5,16 +5,27 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from snippet_runner import FAKES, RunSnippet, python_command, snippet_env
+from snippet_runner import FAKES, WARM_FAMILIES, RunSnippet, python_command, snippet_env, warm_family
+from warm_python import WarmPython
+
+
+@pytest.fixture(scope="session")
+def warm_pythons() -> Iterator[dict[str, WarmPython]]:
+    """The warm interpreters of this worker, one per framework family, started on first use."""
+    servers: dict[str, WarmPython] = {}
+    yield servers
+    for server in servers.values():
+        server.close()
 
 
 @pytest.fixture
-def run_snippet(tmp_path: Path) -> RunSnippet:
-    """Run ``snippets/<name>`` in a fresh interpreter with ``tmp_path`` as working directory."""
+def run_snippet(tmp_path: Path, warm_pythons: dict[str, WarmPython]) -> RunSnippet:
+    """Run ``snippets/<name>`` with ``tmp_path`` as working directory: in a fork of its framework's
+    warm interpreter (tests/snippets/warm_python.py), else in a fresh one."""
 
     def run(
         name: str,
@@ -22,16 +33,22 @@ def run_snippet(tmp_path: Path) -> RunSnippet:
         fakes: Iterable[str] = (),
         env: Mapping[str, str] | None = None,
         timeout: float = 300,
-        python: str = sys.executable,
     ) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            python_command(name, python),
-            cwd=tmp_path,
-            env=snippet_env(fakes, env),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        family = warm_family(name, fakes, env)
+        if family is None:
+            result = subprocess.run(
+                python_command(name),
+                cwd=tmp_path,
+                env=snippet_env(fakes, env),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        else:
+            if family not in warm_pythons:
+                warm_pythons[family] = WarmPython(WARM_FAMILIES[family], snippet_env())
+            code = python_command(name)[-1]
+            result = warm_pythons[family].run(code, tmp_path, snippet_env(fakes, env), timeout)
         assert result.returncode == 0, f"{name} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
         return result
 

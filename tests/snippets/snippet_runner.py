@@ -1,7 +1,8 @@
 """Helpers for running reader snippets the way a reader runs them.
 
-A snippet's text runs in a fresh interpreter (``python -c``, like pasting it into a notebook
-cell). Stand-ins live in ``fakes/``: a ``google.colab`` package, JAX and PyTorch/XLA that report
+A snippet's text runs as ``python -c`` runs it, like pasting it into a notebook cell: in a fork of
+a warm interpreter that imported its framework once (``warm_python.py``), or where that would
+differ from a fresh interpreter, in a fresh one (`warm_family`). Stand-ins live in ``fakes/``: a ``google.colab`` package, JAX and PyTorch/XLA that report
 a TPU, an ``nvidia-smi`` that answers like a T4, and a page with Colab's Connect button. Only what
 needs Colab, Kaggle, a GPU or a TPU is faked; everything else is the real library.
 """
@@ -36,6 +37,26 @@ def snippet_env(fakes: Iterable[str] = (), env: Mapping[str, str] | None = None)
 def python_command(name: str, python: str = sys.executable) -> list[str]:
     """``python -c <snippet text>``: like pasting the file into a notebook cell."""
     return [python, "-c", (SNIPPETS / name).read_text(encoding="utf-8")]
+
+
+# The framework families a warm interpreter serves (tests/snippets/warm_python.py): the modules it
+# imports once, and how a snippet's text shows it belongs to the family.
+WARM_FAMILIES = {"torch": ("torch",), "tensorflow": ("tensorflow",)}
+_FAMILY_IMPORTS = {"tensorflow": ("import tensorflow", "import keras", "from tensorflow"), "torch": ("import torch",)}
+# Stand-ins that only add modules no warm interpreter imports; any other replaces a framework.
+WARM_SAFE_FAKES = {"colab"}
+# Read while a framework is imported, so a warm interpreter would not see a snippet's own value.
+IMPORT_TIME_ENV = ("PYTHONPATH", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "XLA_FLAGS", "TF_", "JAX_", "TORCH_")
+
+
+def warm_family(name: str, fakes: Iterable[str] = (), env: Mapping[str, str] | None = None) -> str | None:
+    """The family whose warm interpreter may run snippet ``name`` with these stand-ins and settings,
+    or None where it needs a fresh one: no family's framework, a stand-in that replaces one, or a
+    setting read at import. fastai patches torch when imported, so its snippets start fresh too."""
+    text = (SNIPPETS / name).read_text(encoding="utf-8")
+    if set(fakes) - WARM_SAFE_FAKES or any(k.startswith(IMPORT_TIME_ENV) for k in env or {}) or "fastai" in text:
+        return None
+    return next((family for family, imports in _FAMILY_IMPORTS.items() if any(i in text for i in imports)), None)
 
 
 RunSnippet = Callable[..., "subprocess.CompletedProcess[str]"]
