@@ -88,7 +88,19 @@ def made(config: pytest.Config, name: str, inputs: Iterable[Path | str], make: C
             shutil.rmtree(folder, ignore_errors=True)
             raise
         (folder / DONE).write_text(name)
+    _prune(root, name, keep=folder)
     return folder
+
+
+KEPT_KEYS = 2  # besides the newest, the artefacts of this many earlier keys stay (another checkout's code)
+
+
+def _prune(root: Path, name: str, keep: Path) -> None:
+    """Remove the oldest artefacts named ``name`` beyond `KEPT_KEYS`, so a working copy's cache stays small."""
+    older = [p for p in root.glob(f"{name}-*") if p.is_dir() and p != keep and len(p.name) == len(keep.name)]
+    for stale in sorted(older, key=lambda p: p.stat().st_mtime, reverse=True)[KEPT_KEYS:]:
+        shutil.rmtree(stale, ignore_errors=True)
+        (root / f"{stale.name}.lock").unlink(missing_ok=True)
 
 
 def keep_run(run: subprocess.CompletedProcess[str], path: Path) -> None:

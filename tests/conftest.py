@@ -168,9 +168,10 @@ def site_inputs(pytestconfig, measurement_cache) -> SiteInputs:
 
 
 @pytest.fixture(scope="session")
-def site_build(site_inputs, pytestconfig) -> Iterator[Callable[[str], BuiltSite]]:
+def site_build(request, pytestconfig) -> Iterator[Callable[[str], BuiltSite]]:
     """``site_build(builder)``: the site that builder made from ``site_inputs``, built on first use
-    by whichever worker asks first (an artefact), served here on the address it was built for."""
+    by whichever worker asks first (an artefact), served here on the address it was built for. A
+    site already built ($BENCHLIB_BUILT_SITE, MkDocs') needs no inputs: nothing is measured for it."""
     built: dict[str, BuiltSite] = {}
     failed: dict[str, str] = {}  # a build that failed fails every test that needs it, without building again
     servers: dict[str, list[ThreadingHTTPServer]] = {}
@@ -186,7 +187,7 @@ def site_build(site_inputs, pytestconfig) -> Iterator[Callable[[str], BuiltSite]
             servers[builder] = [server]
             built[builder] = BuiltSite(builder, Path(prebuilt), origin_of(server))
             return built[builder]
-        make, servers[builder] = make_build(builder, site_inputs.env)
+        make, servers[builder] = make_build(builder, request.getfixturevalue("site_inputs").env)
         try:
             folder = made(pytestconfig, f"site-{builder}", [*SITE_SOURCES, builder], make)
         except (pytest.fail.Exception, subprocess.TimeoutExpired) as exc:
