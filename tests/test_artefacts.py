@@ -64,7 +64,7 @@ def _make_in_another_process(root: str, log: str) -> None:
 
 
 def test_workers_asking_at_once_wait_for_one_make(tmp_path):
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("fork")
     workers = [
         context.Process(target=_make_in_another_process, args=(str(tmp_path), str(tmp_path / "log"))) for _ in range(3)
     ]
