@@ -18,14 +18,14 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from benchlib.core.paths import reference_dir
 from benchlib.results.load import params_of
 from benchlib.results.plausibility import disturbed_line
 from benchlib.results.schema import MeasurementRecord, ResultsFile
 from benchlib.results.store import read_results, write_results
-from benchlib.workloads import all_workloads, owner
+from benchlib.workloads import ScorePart, all_workloads, owner
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,17 +41,11 @@ SCORED_SUITES = ("standard", "full")
 
 
 @dataclass(frozen=True)
-class ScoreTest:
-    """One measurement the score uses: the record whose fields and params match these."""
+class ScoreTest(ScorePart):
+    """One measurement the score uses: a workload's `ScorePart`, and the workload and framework it is of."""
 
-    key: str
-    kind: Literal["training", "inference"]
-    workload: str
-    framework: str
-    metric: str
-    params: Mapping[str, Any]
-    label: str
-    dtype: str = "fp32"
+    workload: str = field(kw_only=True)
+    framework: str = field(kw_only=True)
 
     def matches(self, row: Mapping[str, Any], ignore: tuple[str, ...] = ()) -> bool:
         params = row["params"]
@@ -71,7 +65,7 @@ class ScoreTest:
 def _declared_tests() -> tuple[ScoreTest, ...]:
     # Each workload declares its part in the score; their parameters are the standard suite's.
     return tuple(
-        ScoreTest(part.key, part.kind, w.name, w.framework, part.metric, part.params, part.label, part.dtype)  # type: ignore[arg-type]
+        ScoreTest(**vars(part), workload=w.name, framework=w.framework)
         for w in all_workloads().values()
         for part in w.score
     )
