@@ -29,6 +29,7 @@ if importlib.util.find_spec("triton") is not None:
     import triton  # noqa: F401
 
 from artefacts import artefact_root, code_digest, keep_run, kept_run, made
+from fakes import QUICK_STAND_IN
 from site_builds import (
     BUILT_SITE_ENV,
     SITE_SOURCES,
@@ -219,11 +220,14 @@ CONTRIBUTE_ON_CPU = Path(__file__).resolve().parents[1] / "snippets" / "contribu
 
 
 def _contribute_on_cpu(folder: Path) -> None:
+    # The campaign's own steps (largest batches, the matmul sweep) are real; its first step, the
+    # quick suite, is the tiny stand-in: no test reads what that suite measured.
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "HF_HUB_OFFLINE": "1",
         "COLUMNS": "80",
+        **QUICK_STAND_IN,
     }
     command = ["bash", "-e", str(CONTRIBUTE_ON_CPU)]
     run = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=900)

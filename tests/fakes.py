@@ -1,16 +1,22 @@
-"""Stand-ins the tests put in place of real things: a workload that only returns a record, and a
-framework that is not installed."""
+"""Stand-ins the tests put in place of real things: a workload that only returns a record, a
+framework that is not installed, and a quick suite of tiny workloads."""
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from site_samples import MS, measurement
 
 from benchlib.results.schema import MeasurementRecord
 from benchlib.workloads import Workload
+
+# The environment of a `benchlib run --suite quick` (in any child process) whose quick suite is
+# three tiny workloads (tests/benchlib_quick_stand_in.py): for a test whose assertions are about
+# the files and messages of a run, not about what the suite measured.
+QUICK_STAND_IN = {"PYTHONPATH": str(Path(__file__).parent), "BENCHLIB_WORKLOAD_MODULES": "benchlib_quick_stand_in"}
 
 
 def python_workload(name: str, expected_s: dict[str, float], on_run: Callable[[str], object] | None = None) -> Workload:

@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from fakes import QUICK_STAND_IN
 
 from benchlib.core.cache import CACHE_ENV
 from benchlib.results.contribution import validate_paths
@@ -35,11 +36,6 @@ def reader_env(**extra: str) -> dict[str, str]:
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["NO_MKDOCS_2_WARNING"] = "1"
     return env | extra
-
-
-# A quick suite of tiny workloads (tests/benchlib_quick_stand_in.py), for a test whose assertions
-# are about the files and messages of a run, not about what it measured.
-QUICK_STAND_IN = {"PYTHONPATH": str(Path(__file__).parent), "BENCHLIB_WORKLOAD_MODULES": "benchlib_quick_stand_in"}
 
 
 def run_snippet(name: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:

@@ -23,11 +23,11 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from urllib.parse import urldefrag, urljoin, urlparse
+from urllib.parse import urlparse
 
 import pytest
 from artefacts import made
-from page_crawl import WHAT_A_READER_SEES, Crawl, PageLog, sitemap_paths, wait_for_charts
+from page_crawl import Crawl, PageLog, crawl_site
 from site_builds import BUILDERS
 
 CHROMIUM_ARGS = [
@@ -111,30 +111,11 @@ def page(browser, page_log) -> Iterator[object]:
     context.close()
 
 
-def _crawl(browser, origin: str) -> Crawl:
-    found = Crawl(origin)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    guard_page(pg, found.log)
-    netloc = urlparse(origin).netloc
-    for path in sitemap_paths(pg, origin):
-        pg.goto(urljoin(origin, path), wait_until="networkidle")
-        found.shown[path] = pg.evaluate(WHAT_A_READER_SEES)
-        try:
-            found.charts_drawn[path] = wait_for_charts(pg)
-        except Exception as exc:  # the checks report it, page by page
-            found.charts_drawn[path] = f"{type(exc).__name__}: {exc}"
-        hrefs = pg.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
-        found.links |= {urldefrag(h).url for h in hrefs if urlparse(h).netloc == netloc}
-    context.close()
-    return found
-
-
 @pytest.fixture(scope="session")
 def crawl(browser, site_build, pytestconfig) -> Callable[[str], Crawl]:
     """``crawl(builder)``: one visit of every page of that build (an artefact of the build's, so one
     per build whichever worker asks), shared by the checks that only read what the pages rendered:
-    charts drawn, console errors, requests, what a reader sees."""
+    charts drawn, tooltips, console errors, requests, dialogs, payloads, what a reader sees."""
     crawls: dict[str, Crawl] = {}
 
     def visit(builder: str) -> Crawl:
@@ -144,7 +125,9 @@ def crawl(browser, site_build, pytestconfig) -> Callable[[str], Crawl]:
             inputs = [str(site.folder), f"{chromium} {chromium.stat().st_size} {chromium.stat().st_mtime_ns}"]
 
             def make(folder: Path) -> None:
-                (folder / "crawl.json").write_text(json.dumps(asdict(_crawl(browser, site.origin)), default=sorted))
+                (folder / "crawl.json").write_text(
+                    json.dumps(asdict(crawl_site(browser, site.origin, guard_page)), default=sorted)
+                )
 
             folder = made(pytestconfig, f"crawl-{builder}", inputs, make)
             crawls[builder] = Crawl.from_json(json.loads((folder / "crawl.json").read_text()))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import urljoin
+from urllib.parse import urldefrag, urljoin, urlparse
 from xml.etree import ElementTree
 
 
@@ -63,8 +64,76 @@ class Crawl:
     charts_drawn: dict[str, int | str] = field(default_factory=dict)  # path -> charts drawn, or why not
     links: set[str] = field(default_factory=set)  # every local link on any page
     log: PageLog = field(default_factory=PageLog)
+    tooltips: int = 0  # chart marks hovered, each bringing up its tooltip
+    ran: dict[str, str] = field(default_factory=dict)  # path -> what a payload set window.__pwned to
+    injected: dict[str, list[str]] = field(default_factory=dict)  # path -> handlers or javascript: URLs found
+    dialogs: list[str] = field(default_factory=list)  # every alert() that opened
 
     @classmethod
     def from_json(cls, data: dict) -> Crawl:
         """The crawl that ``dataclasses.asdict`` wrote as JSON (its set of links as a list)."""
-        return cls(data["origin"], data["shown"], data["charts_drawn"], set(data["links"]), PageLog(**data["log"]))
+        return cls(**(data | {"links": set(data["links"]), "log": PageLog(**data["log"])}))
+
+
+def hover_every_mark(page) -> int:
+    """Bring up each bar's tooltip, where vega-embed renders data values as HTML if unescaped.
+
+    Returns how many were hovered: every bar a pointer can land on (one drawn less than a pixel
+    wide beside a far longer one can't be pointed at, by a reader or by Playwright).
+    """
+    marks = page.locator(".bench-chart__view svg [role='graphics-symbol']")
+    hovered = 0
+    for i in range(marks.count()):
+        box = marks.nth(i).bounding_box()
+        if not box or box["width"] < 1 or box["height"] < 1:
+            continue
+        marks.nth(i).hover(force=True)
+        page.wait_for_timeout(30)
+        hovered += 1
+    return hovered
+
+
+# Event handlers and javascript: URLs anywhere in the content, and scripts that mention the payloads' marker.
+INJECTED = """() => {
+  const content = document.querySelector('.md-content') || document.body;
+  const found = [];
+  for (const el of content.querySelectorAll('*')) {
+    for (const a of el.attributes) {
+      const v = a.value.trim().toLowerCase();
+      if (a.name.startsWith('on')) found.push(el.tagName + ' ' + a.name);
+      if ((a.name === 'href' || a.name === 'src' || a.name === 'xlink:href') && v.startsWith('javascript:')) found.push(el.tagName + ' ' + a.name + '=' + v);
+    }
+  }
+  for (const s of document.querySelectorAll('script')) {
+    if ((s.textContent || '').includes('__pwned')) found.push('script element: ' + s.textContent.slice(0, 80));
+  }
+  return found;
+}"""
+
+
+def crawl_site(browser, origin: str, guard: Callable[[object, PageLog], None]) -> Crawl:
+    """Visit every page in the sitemap as a reader would: read it, draw its charts, hover every mark,
+    open every chart's data table, and note whatever ran that shouldn't have."""
+    found = Crawl(origin)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    guard(pg, found.log)
+    pg.on("dialog", lambda d: (found.dialogs.append(d.message), d.dismiss()))
+    netloc = urlparse(origin).netloc
+    for path in sitemap_paths(pg, origin):
+        pg.goto(urljoin(origin, path), wait_until="networkidle")
+        found.shown[path] = pg.evaluate(WHAT_A_READER_SEES)
+        try:
+            found.charts_drawn[path] = wait_for_charts(pg)
+        except Exception as exc:  # the checks report it, page by page
+            found.charts_drawn[path] = f"{type(exc).__name__}: {exc}"
+        found.tooltips += hover_every_mark(pg)
+        for details in pg.locator("details.bench-chart__data").all():
+            details.locator("summary").click()
+        if pg.evaluate("typeof window.__pwned") != "undefined":
+            found.ran[path] = str(pg.evaluate("window.__pwned"))
+        found.injected[path] = pg.evaluate(INJECTED)
+        hrefs = pg.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+        found.links |= {urldefrag(h).url for h in hrefs if urlparse(h).netloc == netloc}
+    context.close()
+    return found

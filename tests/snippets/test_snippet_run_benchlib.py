@@ -1,4 +1,8 @@
-"""run_benchlib.py: install benchlib with pip as a reader would, probe, run the quick suite (of tiny stand-ins)."""
+"""run_benchlib.py: install benchlib with pip as a reader would, probe, run the quick suite.
+
+The suite is three tiny stand-ins (tests/fakes.py QUICK_STAND_IN): these tests check the install
+and the files the snippet leaves, not what the suite measures.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +14,12 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from fakes import QUICK_STAND_IN
 from snippet_runner import REPO, RunSnippet
 
 from benchlib.results.schema import ResultsFile
 
 TESTS = REPO / "tests"
-# A quick suite of tiny workloads (tests/benchlib_quick_stand_in.py): these tests check the install
-# and the files the snippet leaves, not what the suite measures.
-QUICK_STAND_IN = {"PYTHONPATH": str(TESTS), "BENCHLIB_WORKLOAD_MODULES": "benchlib_quick_stand_in"}
 
 
 def _results(folder: Path) -> list[ResultsFile]:
