@@ -86,17 +86,6 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: a worker per core for the fast tests, which keep every core busy; one more (at
-    most 4) for a run with the slow and browser tests, which spend much of their time waiting on a
-    child process, a server or the browser (a fresh clone's full run kept 1.34 of 2 cores busy)."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None  # pytest-xdist's own setting wins
-    cores = len(os.sched_getaffinity(0))
-    fast_only = "not slow" in (config.option.markexpr or "")
-    return cores if fast_only else min(cores + 1, 4)
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove the session's cache folder (the trace caches in it are links, and stay) and restore the setting."""
     if _SESSION_CACHE not in config.stash:
