@@ -330,13 +330,15 @@ def test_platform_pages_name_the_largest_model_and_link_the_table():
 
 @pytest.mark.slow
 def test_the_table_for_one_model_is_written_whole_for_the_site_to_read(tmp_path):
-    """What `benchlib tables --only can_i_run_it` writes, for one model (all of them take minutes)."""
+    """What `benchlib tables --only can_i_run_it` writes, for one model and its published
+    measurements (all of them take minutes)."""
     one = replace(TABLE, compute=lambda on_step: predict_table(cache_folder("fit-llm"), on_step, ["qwen2.5-0.5b"]))
     out = tmp_path / "table.json"
     contents = tables.compute(one)
     tables.write(one, contents, out)
     written = json.loads(out.read_text(encoding="utf-8"))
     assert [r["model"] for r in written["rows"]] == ["qwen2.5-0.5b"]
+    assert {r["model"] for r in written["published"]} == {"Qwen/Qwen2.5-0.5B-Instruct"}
     assert tables.read("can_i_run_it", out)["rows"] == written["rows"]
     assert "median error of" in " ".join(TABLE.summary(written).split())
     assert not list(tmp_path.glob(".*"))  # no temporary file left behind

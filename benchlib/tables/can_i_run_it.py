@@ -52,7 +52,13 @@ from benchlib.predict.memory import (
     CUDA_CONTEXT_SOURCE,
     gpu_memory,
 )
-from benchlib.predict.published_memory import PUBLISHED, compare, median_abs_error, published_rows
+from benchlib.predict.published_memory import (
+    PUBLISHED,
+    PublishedRow,
+    compare,
+    median_abs_error,
+    published_rows,
+)
 from benchlib.predict.roofline import GpuRates, engine_figures, gpu_rates
 from benchlib.tables import Table, data_digests, digest_bytes, digest_json, register
 
@@ -284,10 +290,20 @@ def speeds(calls: _Calls, cells: dict[str, dict[str, int | None]], cache_dir: Pa
     return {"decode_tokens_per_s": decode, "serving": serving, "training_tokens_per_s": training}
 
 
+def _published_of(models: list[str] | None) -> list[PublishedRow]:
+    """The published measurements of these shipped models (all of them for None)."""
+    if not models:
+        return list(published_rows())
+    shipped = shipped_models()
+    ids = {hf_id.lower() for name in models for hf_id in (shipped[name].hf_id, *shipped[name].aliases)}
+    return [row for row in published_rows() if row.row["model"].lower() in ids]
+
+
 def predict_table(
     cache_dir: Path | None, on_step: Callable[[str], None] = lambda step: None, models: list[str] | None = None
 ) -> dict[str, Any]:
-    """Every cell of the table and the published comparison, with what they were predicted with."""
+    """Every cell of the table and the published comparison, with what they were predicted with;
+    ``models`` limits both to those shipped models (a check of the writing that needn't trace all)."""
     columns = [(c, gpu_memory(c.spec)) for c in COLUMNS]
     rows = []
     for shipped in shipped_models().values():
@@ -329,7 +345,7 @@ def predict_table(
     snippet = LLMPredictor(resolve_model(SNIPPET_MODEL), SNIPPET_SETUP, cache_dir).predict(
         gpu_memory(find_gpu(SNIPPET_GPU))
     )
-    comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir) for row in published_rows()]
+    comparisons = [compare(row, overhead=ALLOCATOR_OVERHEAD, cache_dir=cache_dir) for row in _published_of(models)]
     compared = [c for c in comparisons if c.error is not None]
     return {
         "allowances": {
