@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -75,6 +75,11 @@ def measure(device: str, tiny: bool, minutes: float | None, out: Path) -> plan_m
             f"benchlib campaign runs on a CUDA GPU or the CPU, and auto found {resolved}; use --device cpu"
         )
     budget_min = minutes if minutes is not None else (TINY_MINUTES if tiny else DEFAULT_MINUTES)
+    try:
+        # Before minutes of importing and probing: a folder it can't make is known now.
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _cannot_write(out, exc)
     # The children's process server imports the frameworks while this process probes the machine.
     prestart(plan_module.preload_modules(tiny))
     machine = probe.probe_machine(results_dir=str(out))
@@ -92,14 +97,18 @@ def measure(device: str, tiny: bool, minutes: float | None, out: Path) -> plan_m
         print_error(str(exc))
         raise typer.Exit(1)
     except OSError as exc:
-        print_error(f"cannot write to {out}: {exc.strerror or exc}; free some space or choose another --out folder")
-        raise typer.Exit(1)
+        _cannot_write(out, exc)
     except KeyboardInterrupt:
         err.print(
             f"[yellow]interrupted; every file written so far is valid and kept in {escape(str(out))}[/]", soft_wrap=True
         )
         raise typer.Exit(130)
     return state
+
+
+def _cannot_write(out: Path, exc: OSError) -> NoReturn:
+    print_error(f"cannot write to {out}: {exc.strerror or exc}; free some space or choose another --out folder")
+    raise typer.Exit(1)
 
 
 def run_with_progress(state: plan_module.Campaign, steps: list[plan_module.Step]) -> None:
