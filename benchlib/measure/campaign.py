@@ -4,7 +4,8 @@ A campaign is a list of steps, each writing ordinary results files into the resu
 
 1. the standard suite (``--tiny``: quick), telemetry per workload, as `benchlib run` runs it;
 2. the largest batch of two small language models (``--tiny``: one toy Llama) against fit's prediction;
-3. `max-batch` for `benchlib fit`'s models in fp16 and fp32, each search starting at fit's prediction;
+3. `max-batch` for `benchlib fit`'s models in fp16 and fp32 (``--tiny``: the UNet in fp32), each
+   search starting at fit's prediction;
 4. the longer matmul sweep (``full``; ``--tiny``: standard), next to the suite's.
 
 Each step has an expected duration; a step that would end after the budget is not started and is
@@ -29,7 +30,9 @@ from benchlib.models.trainable import MODELS
 from benchlib.results.schema import GPUInfo, Machine, MeasurementRecord
 
 FIT_DTYPES = ("fp16", "fp32")
+# A tiny run tries each kind of step once: one model, in the dtype every device runs.
 TINY_FIT_MODELS = ("unet",)
+TINY_FIT_DTYPES = ("fp32",)
 # Two small shipped models: a trial of each fits a free T4's memory at batch 1.
 LANGUAGE_MODELS = ("qwen2.5-0.5b", "llama-3.2-1b")
 TINY_LANGUAGE_MODEL = "benchlib.models.llm_step:tiny_llama"
@@ -122,7 +125,7 @@ def steps(tiny: bool) -> list[Step]:
     plan = [Step("suite", "standard suite" if not tiny else "quick suite", run_suite)]
     for model in (TINY_LANGUAGE_MODEL,) if tiny else LANGUAGE_MODELS:
         plan.append(Step("llm_max_batch", f"max-batch {model.rpartition(':')[2]}", _language_step(model)))
-    for dtype in FIT_DTYPES:
+    for dtype in TINY_FIT_DTYPES if tiny else FIT_DTYPES:
         for model in TINY_FIT_MODELS if tiny else tuple(MODELS):
             plan.append(Step("max_batch", f"max-batch {model} {dtype}", _search_step(model, dtype)))
     plan.append(Step("sweep", f"{' and '.join(swept())} sweep", run_sweep))
