@@ -16,6 +16,8 @@ from benchlib.workloads import Workload
 # The environment of a `benchlib run --suite quick` (in any child process) whose quick suite is
 # three tiny workloads (tests/benchlib_quick_stand_in.py): for a test whose assertions are about
 # the files and messages of a run, not about what the suite measured.
+# The stand-in quick suite (benchlib_quick_stand_in.STAND_INS: importing it here would change this process's registry).
+QUICK_STAND_INS = ("tiny-1", "tiny-2", "tiny-3")
 QUICK_STAND_IN = {"PYTHONPATH": str(Path(__file__).parent), "BENCHLIB_WORKLOAD_MODULES": "benchlib_quick_stand_in"}
 
 

@@ -14,6 +14,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from benchlib.core import paths
 from benchlib.measure.build_machine import build_measurement
+from benchlib.results.schema import FAILED_STATUSES
+from benchlib.results.store import read_results
 from benchlib.site import notebook as notebook_page
 from benchlib.site import sources
 from benchlib.site.notebook import (
@@ -232,3 +234,16 @@ def test_the_variables_the_blocks_read_are_in_the_config_zensical_compares():
     assert {"BENCHLIB_RESULTS_DIR", "BENCHLIB_MEASURE"} <= variables
     for variable in sorted(variables):
         assert f"!ENV [{variable}, " in block_inputs, f"{variable} is not under extra: block_inputs: in mkdocs.yml"
+
+
+@pytest.mark.slow
+def test_the_builds_measurement_is_the_real_quick_suite_with_nothing_failed(measurement_cache):
+    """The shared builds' measurement (an artefact, made by the measuring notebook) is the whole
+    real quick suite on this CPU; the snippet tests that run a suite use the stand-in instead."""
+    (path,) = measurement_cache.glob("build-measurement/notebook-*/*-quick/*/*.json")
+    run = read_results(path)
+    assert run.complete
+    assert {m.workload for m in run.measurements} >= {"matmul", "conv2d", "bandwidth"}
+    # "skipped" is a finished outcome (an SDPA backend this CPU lacks); nothing may have failed.
+    failed = [m for m in run.measurements if m.status in FAILED_STATUSES]
+    assert not failed, [m.message for m in failed]

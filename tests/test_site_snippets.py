@@ -17,11 +17,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from fakes import QUICK_STAND_IN
+from fakes import QUICK_STAND_IN, QUICK_STAND_INS
 
 from benchlib.core.cache import CACHE_ENV
 from benchlib.results.contribution import validate_paths
-from benchlib.results.schema import FAILED_STATUSES
 from benchlib.results.store import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,18 +122,18 @@ def test_serve_answers_on_its_address(project):
 
 
 def test_resume_snippet_finishes_a_budget_cut_run(tmp_path):
-    """A zero budget skips every workload; the resume line then runs them into the same file."""
+    """A zero budget skips every workload; the resume line then runs them into the same file.
+    (The quick suite is the stand-in: the real one's run is the builds' measurement, checked in
+    tests/test_site_notebook.py.)"""
     out = tmp_path / "drive"
-    result = run_snippet("resume.sh", tmp_path, OUT=str(out), SUITE="quick", BUDGET="0")
+    result = run_snippet("resume.sh", tmp_path, OUT=str(out), SUITE="quick", BUDGET="0", **QUICK_STAND_IN)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "skipped" in " ".join(result.stderr.split())
     good, bad = validate_paths([out])
     assert not bad and len(good) == 1
     finished = read_results(good[0])
     assert finished.complete
-    assert {m.workload for m in finished.measurements} >= {"matmul", "conv2d", "bandwidth"}
-    # "skipped" is a finished outcome (an SDPA backend this CPU lacks); nothing may have failed.
-    failed = [m for m in finished.measurements if m.status in FAILED_STATUSES]
-    assert not failed, [m.message for m in failed]
+    assert sorted((m.workload, m.status) for m in finished.measurements) == [(w, "ok") for w in QUICK_STAND_INS]
 
 
 def test_resume_snippet_ends_green_when_the_budget_was_enough(tmp_path):
