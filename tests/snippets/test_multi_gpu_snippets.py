@@ -97,6 +97,7 @@ def test_jax_data_parallel_splits_the_batch_over_eight_devices(run_snippet: RunS
 def test_measure_commands_write_scaling_results(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("jax")
+    from benchlib.measure.distributed.report import scaling_efficiency
     from benchlib.results.store import read_results
 
     out = tmp_path / "results"
@@ -108,7 +109,9 @@ def test_measure_commands_write_scaling_results(tmp_path: Path) -> None:
     files = sorted(out.rglob("*.json"))
     assert len(files) == 2
     for path, framework, exit_code in zip(files, ("torch", "jax"), exit_codes):
-        records = read_results(path).measurements
+        saved = read_results(path)
+        assert saved.complete
+        records = saved.measurements
         train = {r.params["world_size"]: r for r in records if r.workload == "dp-train"}
         assert sorted(train) == [1, 2] and all(r.status == "ok" and r.framework == framework for r in train.values())
         (scaling,) = [r for r in records if r.workload == "dp-scaling"]
@@ -118,3 +121,32 @@ def test_measure_commands_write_scaling_results(tmp_path: Path) -> None:
             assert exit_code == 0
         else:
             assert scaling.status == "invalid" and "above 1.1" in (scaling.message or "") and exit_code == 1
+        assert scaling.value == pytest.approx(scaling_efficiency(train[1].value, train[2].value, 2))
+        assert scaling.params["baseline_samples_per_s"] == train[1].value
+    check_torchrun_records(read_results(files[0]).measurements)
+
+
+def check_torchrun_records(records: list) -> None:
+    """What `benchlib launch` records for DDP on this CPU: torchrun starting 1, then 2 gloo processes
+    (the engine's own test, tests/test_measure_distributed_launch.py, would launch the same again)."""
+    from benchlib.measure.distributed.report import busbw_gbps
+
+    for n, r in {r.params["world_size"]: r for r in records if r.workload == "dp-train"}.items():
+        assert r.device == "cpu", r.message
+        p = r.params
+        assert (p["launcher"], p["backend"], p["interconnect"], p["threads_per_process"]) == (
+            "torchrun",
+            "gloo",
+            "none",
+            1,
+        )
+        assert p["global_batch"] == n * p["per_device_batch"]
+        assert r.value == pytest.approx(p["global_batch"] / r.stats.median)
+        assert p["per_device_samples_per_s"] == pytest.approx(r.value / n)
+    # Bus bandwidth, nccl-tests' way, for each message size; for two ranks it equals algbw.
+    allreduce = [r for r in records if r.workload == "allreduce"]
+    assert [r.params["bytes"] for r in allreduce] == [2**20, 4 * 2**20]
+    for r in allreduce:
+        assert r.status == "ok" and r.params["world_size"] == 2
+        assert r.value == pytest.approx(busbw_gbps(r.params["bytes"], r.params["seconds_per_op"], 2))
+        assert r.value == pytest.approx(r.params["algbw_gbps"])
