@@ -32,7 +32,9 @@ from benchlib.workloads import Workload
 TESTS = Path(__file__).parent
 MODULE = "benchlib_test_workloads"
 TINY = [f"tiny-{i}" for i in range(1, 7)]
-KILLS = 20
+# Ten kills a run, each at a new random point (every run, a new seed): each costs a few interpreter
+# starts. To hunt a rare loss, ask for more, or replay a printed seed with $BENCHLIB_KILL_SEED.
+KILLS = int(os.environ.get("BENCHLIB_KILLS", "10"))
 ENV = os.environ | {
     "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
     "BENCHLIB_WORKLOAD_MODULES": MODULE,
