@@ -75,21 +75,34 @@ class Crawl:
         return cls(**(data | {"links": set(data["links"]), "log": PageLog(**data["log"])}))
 
 
-def hover_every_mark(page) -> int:
-    """Bring up each bar's tooltip, where vega-embed renders data values as HTML if unescaped.
+# Where each chart mark a pointer can land on is, in page coordinates: one drawn less than a pixel
+# wide beside a far longer one can't be pointed at, by a reader or by Playwright.
+MARK_CENTRES = """svg => [...svg.querySelectorAll("[role='graphics-symbol']")]
+  .map(m => m.getBoundingClientRect())
+  .filter(b => b.width >= 1 && b.height >= 1)
+  .map(b => [b.left + b.width / 2 + scrollX, b.top + b.height / 2 + scrollY])"""
+SCROLL_TO = "([x, y]) => { scrollTo(x - innerWidth / 2, y - innerHeight / 2); return [scrollX, scrollY]; }"
 
-    Returns how many were hovered: every bar a pointer can land on (one drawn less than a pixel
-    wide beside a far longer one can't be pointed at, by a reader or by Playwright).
+
+def hover_every_mark(page) -> int:
+    """Bring up each mark's tooltip, where vega-embed renders data values as HTML if unescaped;
+    returns how many marks were hovered.
+
+    The pointer moves to each mark's centre, as Playwright's hover() would, but from positions read
+    in one call per chart and without its per-element checks: 17 ms a mark instead of 58 (494 marks
+    a build). An unescaped ``<img onerror>`` still fires after its tooltip is replaced, so one wait
+    at the end lets any such handler run before the crawl reads ``window.__pwned``.
     """
-    marks = page.locator(".bench-chart__view svg [role='graphics-symbol']")
+    size = page.viewport_size
     hovered = 0
-    for i in range(marks.count()):
-        box = marks.nth(i).bounding_box()
-        if not box or box["width"] < 1 or box["height"] < 1:
-            continue
-        marks.nth(i).hover(force=True)
-        page.wait_for_timeout(30)
-        hovered += 1
+    for chart in page.locator(".bench-chart__view svg").all():
+        scroll = page.evaluate("[scrollX, scrollY]")
+        for x, y in chart.evaluate(MARK_CENTRES):
+            if not (scroll[0] <= x < scroll[0] + size["width"] and scroll[1] <= y < scroll[1] + size["height"]):
+                scroll = page.evaluate(SCROLL_TO, [x, y])
+            page.mouse.move(x - scroll[0], y - scroll[1])
+            hovered += 1
+    page.wait_for_timeout(100)
     return hovered
 
 
