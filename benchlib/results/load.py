@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from benchlib.results.schema import ResultsFile
 from benchlib.results.store import iter_result_paths, read_results
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PARAM_PREFIX = "param_"
 COLUMNS = [
@@ -59,6 +61,8 @@ COLUMNS = [
 
 
 def rows_of(results: ResultsFile, file: str) -> list[dict]:
+    import pandas as pd  # here, not above: the score's `params_of` is on every command's import path
+
     m = results.machine
     gpus = m.accelerators.nvidia if m.accelerators else []
     sw = m.software
@@ -117,6 +121,8 @@ def rows_of(results: ResultsFile, file: str) -> list[dict]:
 
 def load_results(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
     """Load results files and folders. A malformed file raises ResultsError naming file and field."""
+    import pandas as pd
+
     rows: list[dict] = []
     for path in iter_result_paths(paths):
         rows.extend(rows_of(read_results(path), str(path)))
