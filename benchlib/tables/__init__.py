@@ -21,9 +21,7 @@ compute (which import ``predict``). The rows' record types live with what comput
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
-import pkgutil
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from typing import Any
 from benchlib.core.files import write_json_atomically
 from benchlib.core.package_data import table_file
 from benchlib.core.paths import project_root
+from benchlib.core.registry import add_named, import_modules
 from benchlib.core.version import __version__
 
 REFRESH = "benchlib tables"
@@ -95,19 +94,14 @@ _loaded = False
 
 
 def register(table: Table) -> Table:
-    if table.name in _REGISTRY and _REGISTRY[table.name] is not table:
-        raise ValueError(f"table {table.name!r} is registered twice")
-    _REGISTRY[table.name] = table
-    return table
+    return add_named(_REGISTRY, table, "table")
 
 
 def all_tables() -> dict[str, Table]:
     """Every table, by name, in the order of the modules' names."""
     global _loaded
     if not _loaded:
-        for module in pkgutil.iter_modules(__path__):
-            if not module.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{module.name}")
+        import_modules(__name__, __path__)
         _loaded = True
     return dict(sorted(_REGISTRY.items()))
 

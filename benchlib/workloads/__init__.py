@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from benchlib.core.registry import add_named, import_modules
 from benchlib.results.schema import Machine, MeasurementRecord, Metric
 
 SIZES = ("quick", "standard", "full")
@@ -363,10 +363,7 @@ _loaded = False
 
 
 def register(workload: Workload) -> Workload:
-    if workload.name in _REGISTRY and _REGISTRY[workload.name] is not workload:
-        raise ValueError(f"workload {workload.name!r} is registered twice")
-    _REGISTRY[workload.name] = workload
-    return workload
+    return add_named(_REGISTRY, workload, "workload")
 
 
 def _load_all() -> None:
@@ -374,9 +371,7 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{module.name}")
+    import_modules(__name__, __path__)
     import_workload_modules()
     _loaded = True
 
