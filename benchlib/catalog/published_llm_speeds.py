@@ -9,22 +9,16 @@ Reported data, each row with its source and the setup the source states:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
-from benchlib.core.package_data import data_file, load_yaml
+from benchlib.core.package_data import SourcedRow, data_file, sourced_rows
 
 INFERENCE_FILE = data_file("published_llm_speed.yaml")
 TRAINING_FILE = data_file("published_llm_training_speed.yaml")
 
 
-@dataclass(frozen=True)
-class PublishedSpeed:
-    """One published figure with its source, as the data file states them."""
-
-    source: dict[str, Any]
-    row: dict[str, Any]
+class PublishedSpeed(SourcedRow):
+    """One published speed with its source, as the data file states them."""
 
     @property
     def metric(self) -> str:
@@ -62,11 +56,5 @@ class PublishedSpeed:
 
 @cache
 def published_rows() -> tuple[PublishedSpeed, ...]:
-    rows: list[PublishedSpeed] = []
-    for path in (INFERENCE_FILE, TRAINING_FILE):
-        if not path.is_file():
-            continue
-        data = load_yaml(path.read_text(encoding="utf-8"))
-        sources = {s["id"]: s for s in data["sources"]}
-        rows += [PublishedSpeed(sources[r["source"]], r) for r in data["rows"]]
-    return tuple(rows)
+    files = [path for path in (INFERENCE_FILE, TRAINING_FILE) if path.is_file()]
+    return tuple(PublishedSpeed(source, row) for path in files for source, row in sourced_rows(path))

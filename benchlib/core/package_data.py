@@ -6,6 +6,7 @@ command (`benchlib tables`) with the digests of its inputs, and a test fails whe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -30,3 +31,18 @@ def data_file(name: str) -> Path:
 def table_file(name: str) -> Path:
     """A generated table: ``benchlib/tables/<name>``."""
     return Path(str(files("benchlib") / "tables" / name))
+
+
+@dataclass(frozen=True)
+class SourcedRow:
+    """One row of a reported-data file and the source it names, as the file states them."""
+
+    source: dict[str, Any]
+    row: dict[str, Any]
+
+
+def sourced_rows(path: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """A reported-data file's rows (``rows``), each with the entry of ``sources`` whose ``id`` it names."""
+    data = load_yaml(path.read_text(encoding="utf-8"))
+    sources = {s["id"]: s for s in data["sources"]}
+    return [(sources[r["source"]], r) for r in data["rows"]]

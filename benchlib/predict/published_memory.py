@@ -25,10 +25,9 @@ import statistics
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from benchlib.catalog.language_models import resolve_model
-from benchlib.core.package_data import data_file, load_yaml
+from benchlib.core.package_data import SourcedRow, data_file, sourced_rows
 from benchlib.predict.llm_memory import WEIGHTS, LLMPredictor, Setup, make_setup
 
 PUBLISHED = data_file("published_llm_memory.yaml")
@@ -37,12 +36,8 @@ RESERVED = "max_memory_reserved"
 TARGET_MEDIAN_ERROR = 0.10
 
 
-@dataclass(frozen=True)
-class PublishedRow:
-    """One published measurement, as the source states it."""
-
-    source: dict[str, Any]
-    row: dict[str, Any]
+class PublishedRow(SourcedRow):
+    """One published peak memory with its source, as the data file states them."""
 
     @property
     def measured_bytes(self) -> float:
@@ -109,9 +104,7 @@ class Comparison:
 
 @cache
 def published_rows() -> tuple[PublishedRow, ...]:
-    data = load_yaml(PUBLISHED.read_text(encoding="utf-8"))
-    sources = {s["id"]: s for s in data["sources"]}
-    return tuple(PublishedRow(sources[r["source"]], r) for r in data["rows"])
+    return tuple(PublishedRow(source, row) for source, row in sourced_rows(PUBLISHED))
 
 
 def compare(row: PublishedRow, *, overhead: float, cache_dir: Path | None = None) -> Comparison:
