@@ -429,13 +429,25 @@ def test_speed_reads_the_packed_bytes_of_fused_formats_at_any_number_of_tokens()
             assert sum(op.kind == FUSED_QUANTIZED for op in ops) >= 7 * 3
 
 
-def test_the_transformers_engine_runs_the_new_formats_and_vllm_says_what_it_runs():
-    from benchlib.predict.engines import ENGINES, EngineMismatch
+def test_each_format_runs_on_its_engine_and_the_others_name_the_one_to_use():
+    from benchlib.predict.engines import ENGINES, EngineMismatch, default_engine
 
-    for weights_format in ("fp8", "mxfp4", "gguf-q4_k_m", "gguf-q5_k_m", "gguf-q8_0"):
+    for weights_format in ("fp8", "mxfp4"):
         ENGINES["transformers"].check("inference", weights_format)
-    with pytest.raises(EngineMismatch, match="--weights gguf-q4_k_m with --engine vllm"):
-        ENGINES["vllm"].check("inference", "gguf-q4_k_m")
+    for weights_format in ("gguf-q4_0", "gguf-q4_k_m", "gguf-q5_k_m", "gguf-q8_0", "gguf-mxfp4", "fp16"):
+        ENGINES["llama.cpp"].check("inference", weights_format)
+        assert default_engine(weights_format) == ("transformers" if weights_format == "fp16" else "llama.cpp")
+    for engine in ("vllm", "transformers"):
+        with pytest.raises(
+            EngineMismatch, match=f"--weights gguf-q4_k_m with --engine {engine}.*use --engine llama.cpp"
+        ):
+            ENGINES[engine].check("inference", "gguf-q4_k_m")
+    with pytest.raises(
+        EngineMismatch, match="--weights gptq-int4 with --engine llama.cpp.*use --engine transformers or vllm"
+    ):
+        ENGINES["llama.cpp"].check("inference", "gptq-int4")
+    with pytest.raises(EngineMismatch, match="--mode lora with --engine llama.cpp"):
+        ENGINES["llama.cpp"].check("lora", "bf16")
 
 
 @pytest.mark.parametrize(

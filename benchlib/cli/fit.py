@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from benchlib.cli.fit_options import (
+    ENGINE_HELP,
     KV_CACHE_HELP,
     WEIGHTS_HELP,
     InputOpt,
@@ -29,6 +30,7 @@ from benchlib.core.units import format_bytes
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
+    from benchlib.catalog.language_models import LanguageModel
     from benchlib.predict.llm_memory import LLMPrediction, Setup
     from benchlib.predict.memory import DeviceMemory, Prediction
 
@@ -93,6 +95,7 @@ class FitFlags:
     ] = "all-linear"
     weights: Annotated[str | None, typer.Option("--weights", help=WEIGHTS_HELP)] = None
     kv_cache: Annotated[str | None, typer.Option("--kv-cache", help=KV_CACHE_HELP)] = None
+    engine: Annotated[str | None, typer.Option("--engine", help=ENGINE_HELP)] = None
     dtype: DtypeOpt = None
     grad_checkpointing: Annotated[
         bool, typer.Option("--grad-checkpointing", help="Training modes: recompute activations in the backward pass.")
@@ -174,6 +177,7 @@ def _fit_builtin(flags: FitFlags) -> None:
                 ("--lora-rank", flags.lora_rank),
                 ("--weights", flags.weights),
                 ("--kv-cache", flags.kv_cache),
+                ("--engine", flags.engine),
                 ("--grad-checkpointing", flags.grad_checkpointing or None),
             )
             if value is not None
@@ -239,9 +243,13 @@ def _fit_language_model(flags: FitFlags) -> None:
             lora_targets=flags.lora_targets,
             grad_checkpointing=flags.grad_checkpointing,
             optimizer=flags.optimizer,
+            engine=flags.engine,
         )
         language_model = resolve_model(flags.model, also_known=tuple(MODELS))
         resolved = options.resolve(language_model)
+        if resolved.engine.name == "llama.cpp":
+            _fit_llama_cpp(flags, language_model, resolved.setup, device)
+            return
         prediction = predict_llm(
             language_model,
             resolved.setup,
@@ -257,6 +265,49 @@ def _fit_language_model(flags: FitFlags) -> None:
         typer.echo(json.dumps(prediction.as_dict(), indent=2))
         return
     _print_llm_prediction(prediction, language_model.title)
+
+
+def _fit_llama_cpp(flags: FitFlags, model: LanguageModel, setup: Setup, device: DeviceMemory) -> None:
+    """llama.cpp's buffers instead of PyTorch's: `benchlib.predict.llama_cpp`."""
+    from benchlib.core.cache import cache_folder
+    from benchlib.predict.llama_cpp import fit_llama_cpp
+    from benchlib.predict.llm_memory import LLMPredictor
+
+    if flags.gpus != 1:
+        raise ValueError(f"--gpus {flags.gpus} with --engine llama.cpp: splitting a model over GPUs is not modelled")
+    if flags.batch not in (None, 1):
+        raise ValueError(f"--batch {flags.batch} with --engine llama.cpp: its memory is predicted for one sequence")
+    weights = LLMPredictor(model, setup, cache_folder("fit-llm")).breakdown(1)["weights"]
+    fit = fit_llama_cpp(model, setup, device, weights)
+    if flags.as_json:
+        typer.echo(json.dumps(fit.as_dict(), indent=2))
+        return
+    table = Table(title=f"{model.title} in llama.cpp: {setup.weights} weights; predicted", show_header=False)
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    _device_rows(table, device)
+    table.add_row("  model buffer", f"{format_bytes(fit.model_buffer)} ({fit.gpu_layers} of {fit.layers} layers)")
+    table.add_row("  KV cache", f"{format_bytes(fit.kv_cache)} ({fit.context:,} tokens, {setup.kv_cache})")
+    table.add_row("  compute buffer", format_bytes(fit.compute_buffer))
+    table.add_row("  CUDA context", format_bytes(fit.cuda_context))
+    table.add_row(
+        "  in host memory", f"{format_bytes(fit.host_model_buffer)} (token embeddings, and layers left on the CPU)"
+    )
+    if fit.fits:
+        table.add_row(f"at {fit.context:,} tokens", f"{format_bytes(fit.gpu_bytes)}: [green]fits[/] (-ngl 99)")
+    else:
+        table.add_row(
+            f"at {fit.context:,} tokens",
+            f"[red]does not fit whole[/]: -ngl {fit.gpu_layers} puts {fit.gpu_layers} of {fit.layers} layers on "
+            "the GPU and runs the rest on the CPU, much slower",
+        )
+    longest = f"{fit.largest_context:,} tokens" if fit.largest_context else "none: the weights alone don't fit"
+    if fit.largest_context and fit.largest_context == fit.limit:
+        longest += " (the model's maximum)"
+    table.add_row("longest context, all layers on the GPU", longest)
+    table.add_row("how", fit.as_dict()["method"])
+    console.print(table)
+    typer.echo("A prediction, not a measurement: check it with llama-cli's load log (model, KV and compute buffers).")
 
 
 def _peak_text(tensor_peak: int, device: DeviceMemory) -> str:

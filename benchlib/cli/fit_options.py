@@ -53,9 +53,15 @@ ModelSizeOpt = Annotated[str, typer.Option("--size", help="full, or small: the s
 WEIGHTS_HELP = (
     "How weights are stored: fp32, fp16, bf16; int8 or nf4 (bitsandbytes); gptq-int4, gptq-int8 or "
     "awq-int4 (group size 128); fp8 (transformers' fine-grained FP8, 128x128 blocks; dequantized on "
-    "GPUs before compute capability 8.9); mxfp4 (gpt-oss: MoE experts only); gguf-q4_k_m, gguf-q5_k_m "
-    "or gguf-q8_0 (llama.cpp's files, as llama.cpp holds them). Default: bf16 for inference and lora, "
-    "fp32 for train, nf4 for qlora."
+    "GPUs before compute capability 8.9); mxfp4 (gpt-oss: MoE experts only); gguf-q4_0, gguf-q4_k_m, "
+    "gguf-q5_k_m, gguf-q8_0 or gguf-mxfp4 (llama.cpp's files, run with --engine llama.cpp). Default: "
+    "bf16 for inference and lora, fp32 for train, nf4 for qlora; with --engine llama.cpp, the model's own "
+    "MXFP4 file where it has one (gpt-oss), else gguf-q4_k_m."
+)
+ENGINE_HELP = (
+    "Language models: transformers (eager PyTorch: generate(), Trainer), vllm (vLLM, SGLang and other "
+    "CUDA-graph engines; inference only) or llama.cpp (also Ollama and LM Studio; GGUF files, inference "
+    "only). Default: llama.cpp for a gguf-* format, else transformers."
 )
 KV_CACHE_HELP = (
     "Inference: how the KV cache stores keys and values: fp16, bf16, fp32, fp8 (one byte) or q8_0 "

@@ -74,8 +74,9 @@ PARALLEL = ("layers", "data")
 # bitsandbytes' 8-bit optimizers keep each state in one byte per value with an fp32 maximum per
 # block of 256 values (``bitsandbytes.optim`` block-wise quantization).
 EIGHT_BIT_BLOCK = 256
-# 2: the setup's KV-cache format, and FP8, MXFP4 and GGUF weights (MoE experts quantized too).
-CACHE_VERSION = 2
+# 2: the setup's KV-cache format, and FP8, MXFP4 and GGUF weights (MoE experts quantized too);
+# 3: GGUF keeps native MXFP4 experts, and Q4_0 and MXFP4_MOE files.
+CACHE_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,11 @@ def _quantize(model: Any, setup: Setup, language_model: LanguageModel) -> None:
             f"--weights {setup.weights}: the model has MoE experts but its config gives none of "
             f"{', '.join(EXPERT_FIELDS)}; add the number of experts to the config"
         )
+    if setup.weights == "gguf-mxfp4" and not expert_modules:
+        raise ValueError(
+            "--weights gguf-mxfp4 is llama.cpp's MXFP4_MOE file, for mixtures of experts (gpt-oss), and this "
+            "model has no experts; use --weights gguf-q4_k_m or gguf-q8_0"
+        )
     if setup.weights == "mxfp4" and not expert_modules:
         raise ValueError(
             "--weights mxfp4 quantizes MoE experts only (as gpt-oss ships them), and this model has none; "
@@ -280,11 +286,22 @@ def _quantize(model: Any, setup: Setup, language_model: LanguageModel) -> None:
     embedding = get_in() if get_in else None
     tied = output is not None and embedding is not None and output.weight is getattr(embedding, "weight", None)
 
-    def gguf_nbytes(name: str, role: str, rows: int, cols: int) -> dict[str, int]:
+    native_mxfp4 = getattr(language_model.text_config, "model_type", None) in wf.NATIVE_MXFP4_MODEL_TYPES
+
+    def gguf_nbytes(name: str, role: str, rows: int, cols: int, expert: bool = False) -> dict[str, int]:
         layer = _layer_of(name)
         return {
             "packed": wf.gguf_bytes(
-                setup.weights, role, rows, cols, layer_of=layer, layers=depth, experts=n_experts, tied=tied
+                setup.weights,
+                role,
+                rows,
+                cols,
+                layer_of=layer,
+                layers=depth,
+                experts=n_experts,
+                tied=tied,
+                expert_tensor=expert,
+                native_mxfp4=native_mxfp4,
             )
         }
 
@@ -328,7 +345,9 @@ def _quantize(model: Any, setup: Setup, language_model: LanguageModel) -> None:
         for param, (experts, out_features, in_features) in expert_matrices(module).items():
             if gguf:
                 role = wf.gguf_role(param)
-                nbytes[param] = gguf_nbytes(f"{module_name}.{param}", role, experts * out_features, in_features)
+                nbytes[param] = gguf_nbytes(
+                    f"{module_name}.{param}", role, experts * out_features, in_features, expert=True
+                )
             else:  # FP8Experts and MXFP4 quantize each expert's matrix on its own
                 per_expert = storage_bytes(out_features, in_features, setup.weights)
                 nbytes[param] = {k: experts * v for k, v in per_expert.items()}

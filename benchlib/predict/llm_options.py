@@ -11,9 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from benchlib.predict.engines import Engine, find_engine
+from benchlib.predict.engines import Engine, default_engine, find_engine
 from benchlib.predict.llm_memory import COMPUTE_DTYPES, DEFAULT_LORA_TARGETS, DEFAULT_SEQ_LEN, Setup, make_setup
-from benchlib.predict.weight_formats import GGUF_FORMATS, GGUF_NOTE, MXFP4_SOFTWARE_NOTE, dequantized_on
+from benchlib.predict.weight_formats import (
+    GGUF_FORMATS,
+    GGUF_NOTE,
+    MXFP4_SOFTWARE_NOTE,
+    NATIVE_MXFP4_MODEL_TYPES,
+    dequantized_on,
+)
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
@@ -29,6 +35,17 @@ def check_bf16(spec: AcceleratorSpec, option: str) -> None:
     """ValueError naming ``option`` (e.g. ``--dtype bf16``) where the GPU has no bf16."""
     if not has_bf16(spec):
         raise ValueError(f"{option}: the {spec.name} has no hardware bf16 (see its specs); use fp16")
+
+
+def llama_cpp_weights(model: LanguageModel, weights: str | None) -> str:
+    """The GGUF file llama.cpp runs: the one asked for (``mxfp4``: the MXFP4_MOE file), else what
+    readers download, the model's own MXFP4 experts where it ships them (gpt-oss), else Q4_K_M."""
+    if weights == "mxfp4":
+        return "gguf-mxfp4"
+    if weights is not None:
+        return weights
+    native = getattr(model.text_config, "model_type", None) in NATIVE_MXFP4_MODEL_TYPES
+    return "gguf-mxfp4" if native else "gguf-q4_k_m"
 
 
 def runs_as(setup: Setup, spec: AcceleratorSpec | None) -> tuple[Setup, str | None]:
@@ -75,10 +92,14 @@ class LLMOptions:
     lora_targets: str = DEFAULT_LORA_TARGETS
     grad_checkpointing: bool = False
     optimizer: str | None = None
-    engine: str = "transformers"
+    engine: str | None = None  # None: llama.cpp for a GGUF file, else transformers
+
+    @property
+    def engine_name(self) -> str:
+        return self.engine or default_engine(self.weights)
 
     def __post_init__(self) -> None:
-        find_engine(self.engine)
+        find_engine(self.engine_name)
         if self.gpu is not None:
             for flag, value in (("--dtype", self.dtype), ("--weights", self.weights)):
                 if value == "bf16":
@@ -103,19 +124,27 @@ class LLMOptions:
         """The setup to predict ``model`` in, with the commands' defaults (inference, batch 1, the
         sequence length capped at the model's, AdamW); ValueError (EngineMismatch too) names a flag that
         doesn't apply."""
+        engine = find_engine(self.engine_name)
+        weights, dtype, kv_cache = self.weights, self.compute_dtype, self.kv_cache
+        if engine.name == "llama.cpp" and (self.mode or "inference") == "inference":
+            # llama.cpp computes in f16 (f32 accumulation) and caches keys and values in f16 by default.
+            weights = llama_cpp_weights(model, weights)
+            dtype = self.dtype or ("fp16" if weights in GGUF_FORMATS else None)
+            kv_cache = kv_cache or "fp16"
         asked = make_setup(
             self.mode or "inference",
-            weights=self.weights,
-            dtype=self.compute_dtype,
+            weights=weights,
+            dtype=dtype,
             batch=self.batch or 1,
             seq_len=self.seq_len or min(DEFAULT_SEQ_LEN, model.max_positions()),
             lora_rank=self.lora_rank,
             lora_targets=self.lora_targets,
             grad_checkpointing=self.grad_checkpointing,
             optimizer=self.optimizer or "adamw",
-            kv_cache=self.kv_cache,
+            kv_cache=kv_cache,
         )
         setup, note = runs_as(asked, self.gpu)  # e.g. FP8 dequantized on a GPU before compute capability 8.9
-        engine = find_engine(self.engine)
+        if engine.name == "llama.cpp" and note == GGUF_NOTE:
+            note = None  # llama.cpp runs the file as it is
         engine.check(setup.mode, setup.weights)
         return ResolvedSetup(setup, engine, note)

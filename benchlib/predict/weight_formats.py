@@ -32,7 +32,22 @@ FP8_BLOCK = 128
 # The OCP MX formats' block: 32 values share one e8m0 scale.
 MX_BLOCK = 32
 # llama.cpp's file types (llama_ftype) -> the ggml type most tensors get (llama_ftype_get_default_type).
-GGUF_FORMATS = {"gguf-q4_k_m": "Q4_K", "gguf-q5_k_m": "Q5_K", "gguf-q8_0": "Q8_0"}
+# gguf-mxfp4 is MXFP4_MOE: the experts MXFP4, every other matrix Q8_0 (ggml-org's gpt-oss files).
+GGUF_FORMATS = {
+    "gguf-q4_0": "Q4_0",
+    "gguf-q4_k_m": "Q4_K",
+    "gguf-q5_k_m": "Q5_K",
+    "gguf-q8_0": "Q8_0",
+    "gguf-mxfp4": "Q8_0",
+}
+# The formats llama.cpp loads: GGUF files, and F16/BF16 GGUF files (``--weights fp16``/``bf16``).
+LLAMA_CPP_WEIGHTS = ("fp16", "bf16", *GGUF_FORMATS)
+# Models whose checkpoints ship their experts in MXFP4 (every gpt-oss checkpoint OpenAI released).
+# Their GGUF files keep the experts MXFP4 whatever the file type: "while the f16 gguf of the 20b
+# model is around 12.5 GB all other smaller quantizations are around 11 GB"
+# (https://github.com/ggml-org/llama.cpp/issues/15117, 2025-08-06).
+NATIVE_MXFP4_MODEL_TYPES = ("gpt_oss",)
+NATIVE_MXFP4_SOURCE = "https://github.com/ggml-org/llama.cpp/issues/15117"
 # The GPUs' compute capability, from the architecture the specs name (``Ampere GA100`` -> 8.0), as
 # NVIDIA lists them at https://developer.nvidia.com/cuda-gpus; the chips that
 # differ from their architecture's usual figure follow.
@@ -126,7 +141,16 @@ def _use_more_bits(layer: int, layers: int) -> bool:
 
 
 def gguf_tensor_type(
-    weights: str, role: str, cols: int, *, layer: int = 0, layers: int = 1, experts: int = 0, tied: bool = False
+    weights: str,
+    role: str,
+    cols: int,
+    *,
+    layer: int = 0,
+    layers: int = 1,
+    experts: int = 0,
+    tied: bool = False,
+    expert_tensor: bool = False,
+    native_mxfp4: bool = False,
 ) -> str:
     """The ggml type llama.cpp's ``llama-quantize`` gives one tensor of a ``weights`` file.
 
@@ -145,9 +169,19 @@ def gguf_tensor_type(
 
     Then ``tensor_type_fallback``: a row that is not a whole number of the type's blocks takes
     Q5_0 for Q4_K, Q5_1 for Q5_K, Q8_0 for Q6_K, and F16 if even that doesn't divide it.
+
+    Q4_0 has none of the ``_K_M`` rules: only the output layer differs (Q6_K). MXFP4_MOE
+    (``gguf-mxfp4``) gives the experts (``ne[2] > 1``) MXFP4 and every other matrix Q8_0. An
+    expert tensor of a model that ships MXFP4 experts (``native_mxfp4``) stays MXFP4 in any file.
     """
     default = GGUF_FORMATS[weights]
     chosen = default
+    if expert_tensor and (native_mxfp4 or weights == "gguf-mxfp4"):
+        return "MXFP4"
+    if weights in ("gguf-mxfp4", "gguf-q4_0"):
+        if weights == "gguf-q4_0" and (role == "output" or (role == "token_embd" and tied)):
+            chosen = "Q6_K"
+        return _fallback(chosen, cols)
     if role == "output" or (role == "token_embd" and tied):
         if cols % 256 or default == "Q8_0":
             chosen = "Q8_0"
@@ -192,6 +226,8 @@ def gguf_bytes(
     layers: int,
     experts: int = 0,
     tied: bool = False,
+    expert_tensor: bool = False,
+    native_mxfp4: bool = False,
 ) -> int:
     """Bytes of one ``rows`` x ``cols`` tensor of a ``weights`` GGUF file.
 
@@ -202,8 +238,11 @@ def gguf_bytes(
     """
     if layer_of is None:
         return ggml_type_bytes(gguf_tensor_type(weights, role, cols, tied=tied), rows, cols)
+    kinds = {"expert_tensor": expert_tensor, "native_mxfp4": native_mxfp4}
     total = sum(
-        ggml_type_bytes(gguf_tensor_type(weights, role, cols, layer=i, layers=layers, experts=experts), rows, cols)
+        ggml_type_bytes(
+            gguf_tensor_type(weights, role, cols, layer=i, layers=layers, experts=experts, **kinds), rows, cols
+        )
         for i in range(layers)
     )
     return total // layers
