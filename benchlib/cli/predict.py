@@ -14,13 +14,14 @@ import typer
 from rich.table import Table
 
 from benchlib.cli.fit import ModelOpt
-from benchlib.cli.fit_options import KV_CACHE_HELP, WEIGHTS_HELP
+from benchlib.cli.fit_options import ENGINE_HELP, KV_CACHE_HELP, WEIGHTS_HELP
 from benchlib.cli.output import console, usage_error
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.models.trainable import ModelSpec
+    from benchlib.predict.hosts import Host
     from benchlib.predict.llm_options import LLMOptions
     from benchlib.predict.llm_speed import LLMSpeed
     from benchlib.predict.speed import SpeedPrediction
@@ -37,14 +38,7 @@ def predict(
             "fine-tuning), lora or qlora. Default: inference for language models, train for the built-in networks.",
         ),
     ] = None,
-    engine: Annotated[
-        str,
-        typer.Option(
-            "--engine",
-            help="Language models: transformers (eager PyTorch: generate(), Trainer) or vllm (vLLM, SGLang "
-            "and other CUDA-graph engines; inference only).",
-        ),
-    ] = "transformers",
+    engine: Annotated[str | None, typer.Option("--engine", help=ENGINE_HELP)] = None,
     weights: Annotated[str | None, typer.Option("--weights", help="Language models. " + WEIGHTS_HELP)] = None,
     kv_cache: Annotated[str | None, typer.Option("--kv-cache", help=KV_CACHE_HELP)] = None,
     dtype: Annotated[
@@ -84,6 +78,15 @@ def predict(
     optimizer: Annotated[
         str | None, typer.Option("--optimizer", help="Training modes: adamw (default) or paged_adamw_8bit.")
     ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            "--host",
+            help="Language models: the machine that launches an eager engine's kernels: server, desktop, "
+            "colab or kaggle. Default: where readers find the GPU (a T4 or L4 on Colab, a P100 on Kaggle, "
+            "a GeForce card in a desktop, other cards in servers).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU.
@@ -95,13 +98,18 @@ def predict(
     from benchlib.catalog.gpus import UnknownGPU, find_gpu
     from benchlib.catalog.language_models import ModelNotFound, resolve_model
     from benchlib.models.trainable import MODELS
+    from benchlib.predict.hosts import find_host
     from benchlib.predict.llm_options import LLMOptions
+    from benchlib.tables.llm_speed_check import error_summary
 
     try:
         # The names are looked up once, here, and the specs passed on.
         spec = find_gpu(gpu, "`predict` times GPUs only")
+        host_class = find_host(host) if host is not None else None
         if model in MODELS:
-            _language_model_only(engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer, kv_cache)
+            _language_model_only(
+                engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer, kv_cache, host
+            )
             builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
             answer, show = builtin.as_dict(), lambda: _print(builtin)
         else:
@@ -119,10 +127,17 @@ def predict(
                 optimizer=optimizer,
                 engine=engine,
             )
-            speed, note = _predict_language_model(resolve_model(model, also_known=tuple(MODELS)), spec, options)
+            language_model = resolve_model(model, also_known=tuple(MODELS))
+            speed, note = _predict_language_model(language_model, spec, options, host_class)
             check = _published_check(speed)
-            answer = speed.as_dict() | {"published_check": check, "note": note}
-            show = lambda: _print_llm(speed, check, note)  # noqa: E731
+            command = speed.engine.check_text(language_model.name, speed.setup.seq_len, speed.setup.batch)
+            answer = speed.as_dict() | {
+                "published_check": check,
+                "published_check_prefill": None if speed.setup.trains else error_summary(speed.engine.name, "prefill"),
+                "check_command": command,
+                "note": note,
+            }
+            show = lambda: _print_llm(speed, check, note, command)  # noqa: E731
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
@@ -132,18 +147,20 @@ def predict(
 
 
 def _language_model_only(
-    engine: str,
+    engine: str | None,
     weights: str | None,
     lora_rank: int | None,
     lora_targets: str,
     grad_checkpointing: bool,
     optimizer: str | None,
     kv_cache: str | None = None,
+    host: str | None = None,
 ) -> None:
     given = [
         flag
         for flag, value in (
-            ("--engine", engine != "transformers"),
+            ("--engine", engine is not None),
+            ("--host", host is not None),
             ("--weights", weights is not None),
             ("--kv-cache", kv_cache is not None),
             ("--lora-rank", lora_rank is not None),
@@ -170,14 +187,16 @@ def _predict_builtin(
 
 
 def _predict_language_model(
-    model: LanguageModel, spec: AcceleratorSpec, options: LLMOptions
+    model: LanguageModel, spec: AcceleratorSpec, options: LLMOptions, host: Host | None
 ) -> tuple[LLMSpeed, str | None]:
     """The prediction, and a note on the weight format where it runs otherwise than asked (`runs_as`)."""
     from benchlib.core.cache import cache_folder
     from benchlib.predict.llm_speed import predict_llm_speed
 
     resolved = options.resolve(model)
-    speed = predict_llm_speed(model, spec, resolved.setup, resolved.engine, cache_dir=cache_folder("fit-llm"))
+    speed = predict_llm_speed(
+        model, spec, resolved.setup, resolved.engine, cache_dir=cache_folder("fit-llm"), host=host
+    )
     return speed, resolved.note
 
 
@@ -240,7 +259,7 @@ def _bound_text(shares: dict[str, float]) -> str:
     return ", ".join(f"{kind} {share:.0%}" for kind, share in shares.items() if share >= 0.005)
 
 
-def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None = None) -> None:
+def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None, command: str) -> None:
     s = p.setup
     shape = f"batch {s.batch} x {s.seq_len:,} tokens"
     table = Table(title=f"{p.model} on {p.gpu}, {p.engine.name}: {s.describe()}, {shape}; predicted", show_header=False)
@@ -267,12 +286,18 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None = Non
             f"({c.kv_bytes_per_sequence / 2**20:,.0f} MiB each) beside the weights",
         )
     e = p.engine
-    launch = f"{e.launch_s * 1e6:.0f} µs a kernel launch" if e.launch_s else "no launch per kernel"
+    if e.host_launched:
+        launch = f"{e.launch_s * 1e6:.0f} µs a kernel launch on {p.host.title} ({p.host.status})"
+    elif e.launch_s:
+        launch = f"at least {e.launch_s * 1e6:.0f} µs of GPU time a kernel (CUDA graph)"
+    else:
+        launch = "no launch per kernel"
     step = f", {e.step_s * 1e3:.1f} ms a step" if e.step_s else ""
     table.add_row(
         "engine",
         f"{e.title}: {launch}{step}; memory at {e.stream_efficiency:.0%} of bandwidth, "
-        f"attention at {e.attention_efficiency:.0%}, packed weights at {e.quantized_efficiency:.0%} (fitted)",
+        f"attention at {e.attention_efficiency:.0%}, packed weights at {e.quantized_efficiency:.0%} (fitted on "
+        f"{e.name} {e.version}, {e.as_of})",
     )
     r = p.rates
     peaks = ", ".join(f"{k} {v:g}" for k, v in r.peaks_tflops.items())
@@ -280,13 +305,16 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None = Non
     if r.unverified:
         table.add_row("unverified", ", ".join(r.unverified) + " (specs not re-checked)")
     if check:
+        band = check.get("band")
+        within = f"; predicted / measured {band['p10']:.2f}-{band['p90']:.2f} (p10-p90)" if band else ""
         table.add_row(
             "checked",
             f"median error {check['held_out_median_abs_error']:.0%} on {check['held_out_rows']} held-out "
-            f"published rows ({check['source']})",
+            f"published rows{within} ({check['source']})",
         )
     else:
         table.add_row("checked", "no published measurement of this kind to check against yet")
+    table.add_row("measure it", command)
     console.print(table)
     if note:
         typer.echo(f"Note: {note}.")

@@ -63,6 +63,7 @@ class OpCost:
     dtype: str
     weight_elements: int = 0  # a dequantize op: the weights it unpacks (`benchlib.predict.engines`)
     largest_input_bytes: int = 0  # a concatenation: its largest input (a KV cache it appends to)
+    weight_share: float = 1.0  # a MoE layer's grouped matmul: the share of its experts' weights it reads
 
 
 def _tensors(tree: Any) -> list[Any]:
@@ -180,7 +181,9 @@ def op_counter(experts_per_token: int = 1) -> Any:
             first = (inputs or outputs)[0]
             dtype = DTYPE_NAMES.get(str(first.dtype), "other")
             largest = max((_nbytes([t]) for t in inputs), default=0) if name == "cat" else 0
-            self.ops.append(OpCost(name, _kind(name) if flops else "memory", flops, moved, dtype, 0, largest))
+            share = touched if name in GROUPED_MATMULS and inputs[1].dim() == 3 else 1.0
+            kind = _kind(name) if flops else "memory"
+            self.ops.append(OpCost(name, kind, flops, moved, dtype, 0, largest, share))
             return out
 
     return OpCounter()

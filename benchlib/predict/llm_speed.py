@@ -41,10 +41,12 @@ from benchlib.predict.engines import (
     Engine,
     EngineTime,
     OpTimes,
+    matmul_fraction,
     op_times,
     time_ops,
     with_fused_weights,
 )
+from benchlib.predict.hosts import Host, default_host
 from benchlib.predict.llm_memory import BASE_LAYERS, LLMPredictor, Setup, StepTracer, make_setup
 from benchlib.predict.memory import gpu_memory
 from benchlib.predict.roofline import GpuRates, UnknownSpeedGPU, gpu_rates
@@ -220,6 +222,7 @@ class LLMSpeed:
     engine: Engine
     setup: Setup
     rates: GpuRates
+    host: Host
     prefill: EngineTime | None = None
     decode: EngineTime | None = None
     train: EngineTime | None = None
@@ -281,7 +284,12 @@ class LLMSpeed:
             "stream_efficiency": self.engine.stream_efficiency,
             "basis": self.engine.basis,
         }
+        out["engine_constants"]["version"] = self.engine.version
+        out["engine_constants"]["as_of"] = self.engine.as_of
+        out["host"] = asdict(self.host)
         out["rates"] = asdict(self.rates)
+        fraction, basis = matmul_fraction(self.rates)
+        out["matmul_fraction"] = {"fraction": fraction, "basis": basis}
         out["method"] = METHOD
         out["kind"] = "predicted"
         return out
@@ -295,10 +303,14 @@ def predict_llm_speed(
     *,
     cache_dir: Path | None = None,
     concurrency: bool = True,
+    host: Host | None = None,
 ) -> LLMSpeed:
-    """Predict ``model`` run as ``setup`` on ``gpu`` under ``engine``; EngineMismatch, UnknownSpeedGPU
-    or ValueError say what to change."""
+    """Predict ``model`` run as ``setup`` on ``gpu`` under ``engine``, on ``host`` (default: the host
+    readers find the GPU on, `default_host`); EngineMismatch, UnknownSpeedGPU or ValueError say what
+    to change."""
     engine.check(setup.mode, setup.weights)
+    host = host or default_host(gpu)
+    engine = engine.on_host(host.launch_s)
     rates = gpu_rates(gpu)
     if setup.dtype != "fp32" and setup.dtype not in rates.peaks_tflops:
         others = [d for d in ("bf16", "fp16") if d in rates.peaks_tflops and d != setup.dtype]
@@ -309,7 +321,7 @@ def predict_llm_speed(
         )
     if setup.seq_len > model.max_positions():
         raise ValueError(f"--seq-len {setup.seq_len}: {model.title} reads at most {model.max_positions()} tokens")
-    common = {"model": model.title, "gpu": rates.name, "engine": engine, "setup": setup, "rates": rates}
+    common = {"model": model.title, "gpu": rates.name, "engine": engine, "setup": setup, "rates": rates, "host": host}
     if setup.trains:
         return LLMSpeed(**common, train=count_training(model, setup).time(rates, engine))
     calls = count_inference(model, setup)
@@ -317,7 +329,10 @@ def predict_llm_speed(
         **common,
         prefill=calls.prefill.time(rates, engine),
         decode=calls.decode.time(rates, engine) if calls.decode else None,
-        concurrency=max_concurrency(model, setup, gpu, cache_dir) if concurrency and calls.decode else None,
+        # llama.cpp serves from its own buffers (`benchlib.predict.llama_cpp`), not transformers' memory.
+        concurrency=max_concurrency(model, setup, gpu, cache_dir)
+        if concurrency and calls.decode and engine.name != "llama.cpp"
+        else None,
     )
 
 

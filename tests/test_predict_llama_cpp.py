@@ -1,0 +1,134 @@
+"""llama.cpp's memory (`benchlib.predict.llama_cpp`), its engine, and the host an eager engine runs on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from benchlib.catalog.gpus import find_gpu
+from benchlib.catalog.language_models import resolve_model
+from benchlib.core.units import MIB
+from benchlib.predict.engines import ENGINES
+from benchlib.predict.hosts import HOSTS, default_host, find_host
+from benchlib.predict.llama_cpp import compute_buffer_bytes, fit_llama_cpp, kv_cache_bytes, shape_of
+from benchlib.predict.llm_memory import LLMPredictor, make_setup
+from benchlib.predict.memory import gpu_memory
+from tests.fit_cli import invoke as fit
+
+# A published llama.cpp load log: Llama 3 8B (a Llama 3.1 8B shape) in Q4_K_M on an RTX 3070, n_ctx 512,
+# every layer offloaded: "CPU buffer size = 281.81 MiB", "CUDA0 buffer size = 4403.49 MiB",
+# "CUDA0 KV buffer size = 64.00 MiB", "CUDA0 compute buffer size = 258.50 MiB"
+# (https://github.com/developer0hye/llama-3-korean-bllossom-8b-q4-docker, README, 2024-06).
+LOG = {"host": 281.81 * MIB, "model": 4403.49 * MIB, "kv": 64.00 * MIB, "compute": 258.50 * MIB}
+
+
+def _setup(weights: str, seq_len: int):
+    return make_setup("inference", weights=weights, dtype="fp16", seq_len=seq_len, kv_cache="fp16")
+
+
+def _weights(model, setup) -> int:
+    return LLMPredictor(model, setup, None).breakdown(1)["weights"]
+
+
+@pytest.mark.slow
+def test_the_buffers_are_the_ones_llama_cpp_logs_for_llama_3_8b():
+    model = resolve_model("llama-3.1-8b")
+    setup = _setup("gguf-q4_k_m", 512)
+    # The RTX 3070 isn't in the specs; the buffers don't depend on the card, only whether they fit.
+    fit = fit_llama_cpp(model, setup, gpu_memory(find_gpu("RTX 4090")), _weights(model, setup))
+    assert fit.fits
+    assert fit.host_model_buffer == pytest.approx(LOG["host"], rel=0.001)
+    assert fit.model_buffer == pytest.approx(LOG["model"], rel=0.005)
+    assert fit.kv_cache == pytest.approx(LOG["kv"], rel=0.001)
+    assert fit.compute_buffer == pytest.approx(LOG["compute"], rel=0.001)
+
+
+@pytest.mark.slow
+def test_gpt_oss_20b_fits_a_t4_in_llama_cpp_with_its_whole_context():
+    result = fit("--model", "gpt-oss-20b", "--gpu", "T4", "--engine", "llama.cpp", "--json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    assert answer["fits"] and answer["setup"]["weights"] == "gguf-mxfp4"
+    assert answer["gpu_layers"] == answer["layers"] == 24
+    # The file ggml-org publishes is 12.1 GB: experts in MXFP4, the rest in Q8_0.
+    assert 11.5e9 < answer["breakdown"]["model_buffer"] + answer["host_model_buffer"] < 12.5e9
+    assert answer["largest_context"] == answer["limit"] == 131072
+    said = " ".join(fit("--model", "gpt-oss-20b", "--gpu", "T4", "--engine", "llama.cpp").output.split())
+    assert "fits (-ngl 99)" in said and "131,072 tokens (the model's maximum)" in said
+
+
+@pytest.mark.slow
+def test_a_model_too_big_for_the_gpu_says_how_many_layers_fit():
+    model = resolve_model("llama-3.3-70b")
+    setup = _setup("gguf-q4_k_m", 4096)
+    fit = fit_llama_cpp(model, setup, gpu_memory(find_gpu("RTX 4090")), _weights(model, setup))
+    assert not fit.fits and 0 < fit.gpu_layers < fit.layers
+    assert fit.gpu_bytes <= gpu_memory(find_gpu("RTX 4090")).usable_bytes
+    assert fit.largest_context == 0
+
+
+def test_a_sliding_window_layer_keeps_only_its_window():
+    model = resolve_model("gpt-oss-20b")  # 12 of its 24 layers attend to the last 128 tokens
+    shape = shape_of(model, _setup("gguf-mxfp4", 1024), 12 * 2**30)
+    grown = kv_cache_bytes(shape, 65536) - kv_cache_bytes(shape, 32768)
+    assert grown == shape.kv_bytes_per_cell * 32768  # the full-attention layers alone grow
+    assert shape.swa_layers_bytes_per_cell == shape.kv_bytes_per_cell
+    assert compute_buffer_bytes(shape, 100) < compute_buffer_bytes(shape, 512) == compute_buffer_bytes(shape, 4096)
+
+
+def test_each_gpu_gets_the_host_readers_find_it_on_and_a_server_is_the_fitted_engine():
+    assert default_host(find_gpu("T4")).name == "colab"
+    assert default_host(find_gpu("P100 PCIe 16GB")).name == "kaggle"
+    assert default_host(find_gpu("RTX 4090")).name == "desktop"
+    assert default_host(find_gpu("H100 SXM")).name == "server"
+    # The transformers engine's launch cost is the server's: both are fitted on the same rows.
+    assert HOSTS["server"].launch_s == ENGINES["transformers"].launch_s
+    assert ENGINES["transformers"].on_host(1e-6).launch_s == 1e-6
+    assert ENGINES["vllm"].on_host(1e-6) == ENGINES["vllm"]  # a CUDA graph launches nothing per kernel
+    for host in HOSTS.values():
+        assert host.status in ("fitted", "assumed") and host.basis
+
+
+def test_an_unknown_host_lists_the_hosts():
+    with pytest.raises(ValueError, match="--host 'laptop': choose one of server, desktop, colab, kaggle"):
+        find_host("laptop")
+    from benchlib.cli import app
+
+    result = CliRunner().invoke(app, ["predict", "--model", "llama-3.2-1b", "--gpu", "T4", "--host", "laptop"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "choose one of server, desktop, colab, kaggle" in " ".join(result.output.split())
+
+
+@pytest.mark.slow
+def test_predict_in_llama_cpp_gives_decode_prefill_their_bounds_and_the_command_that_measures_it():
+    from benchlib.cli import app
+
+    args = ["predict", "--engine", "llama.cpp", "--model", "llama-3.1-8b", "--gpu", "RTX 4090"]
+    result = CliRunner().invoke(app, [*args, "--weights", "gguf-q4_k_m", "--json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    assert answer["engine"] == "llama.cpp" and answer["weights"] == "gguf-q4_k_m"
+    assert answer["decode_tokens_per_s"] > 0 and answer["prefill_tokens_per_s"] > answer["decode_tokens_per_s"]
+    assert answer["decode_bound"] in ("compute", "memory", "overhead") and answer["prefill_bound"]
+    assert answer["check_command"].startswith("llama-bench -m") and "-p 2048 -n 128" in answer["check_command"]
+    assert answer["published_check"]["band"]["p10"] <= answer["published_check"]["band"]["p90"]
+    assert "max_concurrency" not in answer  # llama.cpp's serving memory is its own, not transformers'
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--engine", "vllm", "--weights", "int8"], "--weights int8 with --engine vllm"),
+        (["--engine", "llama.cpp", "--weights", "gptq-int4"], "use --engine transformers or vllm for gptq-int4"),
+        (["--engine", "llama.cpp", "--mode", "qlora"], "--mode qlora with --engine llama.cpp"),
+        (["--weights", "gguf-mxfp4"], "gguf-mxfp4 is llama.cpp's MXFP4_MOE file, for mixtures of experts"),
+    ],
+)
+def test_an_engine_with_a_format_or_mode_it_cant_run_says_what_to_use(args, message):
+    from benchlib.cli import app
+
+    result = CliRunner().invoke(app, ["predict", "--model", "llama-3.2-1b", "--gpu", "T4", *args])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert message in " ".join(result.output.split())
