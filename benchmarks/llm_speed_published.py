@@ -1,14 +1,17 @@
 """How close is `benchlib predict` to the language-model speeds other people published?
 
-Predicts every published row (benchlib/data/published_llm_speed.yaml: Qwen's speed benchmarks,
-transformers and vLLM on an A100 80GB; published_llm_training_speed.yaml: fine-tuning tokens/s)
-in its stated setup and prints predicted against published, then the median and worst absolute
-error per engine, kind and half ("long prompt": the requests whose prompt takes a third or more
-of the predicted time, the nearest published check of the prefill). Model sizes alternate between the calibration and the held-out
-half; the engines' constants are fitted on the calibration half only, and this script fits them
-again, so a change that moves the best constants shows here. Targets on the held-out half: a
-median absolute error of 25 % or less for decode and prefill, 30 % or less for fine-tuning.
-Rows that can't be predicted are counted with their reason. No GPU is needed; it takes minutes.
+Predicts every published row (benchlib/data/published_llm_speed*.yaml: Qwen's speed benchmarks,
+transformers and vLLM on an A100 80GB, llama-bench runs on eight GPUs, bitsandbytes' own
+benchmark on a T4, an RTX 4090 and an H100; published_llm_training_speed.yaml: fine-tuning
+tokens/s) in its stated setup and prints predicted against published: per engine, kind and half,
+for every GPU and again per class of GPU (free, consumer, datacenter), the median and worst
+absolute error and predicted / published at p10, median and p90 ("long prompt": the requests
+whose prompt takes a third or more of the predicted time). Calibration and held-out rows are
+split by source: the engines' constants are fitted on the calibration sources only, and this
+script fits them again, so a change that moves the best constants shows here. Targets on the
+held-out rows: a median absolute error of 20 % or less for decode and prefill per engine, 25 %
+or less for fine-tuning, and no class of GPU worse than 30 %. Rows that can't be predicted are
+counted with their reason. No GPU is needed; it takes minutes.
 
     python benchmarks/llm_speed_published.py            # summary, left-out reasons, the fit
     python benchmarks/llm_speed_published.py --rows     # and every row
@@ -21,15 +24,18 @@ import collections
 import time
 
 from benchlib.derive.published_llm_speed import (
+    FITTED,
     HELD_OUT,
     LONG_PROMPT_SHARE,
     TARGETS,
     compare,
     count_rows,
     fit_engine,
+    fit_host,
     summaries,
 )
 from benchlib.predict.engines import ENGINES
+from benchlib.predict.hosts import HOSTS
 
 
 def main() -> None:
@@ -47,17 +53,22 @@ def main() -> None:
                 f"{r.predicted:>9.1f} {r.error:>+6.0%}"
             )
         print()
-    print(f"{'engine':<12} {'kind':<8} {'half':<11} {'rows':>4} {'median':>7} {'worst':>6}  target")
+    print(
+        f"{'engine':<12} {'kind':<11} {'half':<11} {'GPUs':<10} {'rows':>4} {'median':>6} {'worst':>6}"
+        f" {'p10':>5} {'p50':>5} {'p90':>5}  target"
+    )
     for s in summaries(rows):
         target = s["target"]
         verdict = (
             "" if target is None else f"<= {target:.0%}: {'met' if s['median_abs_error'] <= target else 'NOT met'}"
         )
+        ratio = s["ratio"]
         print(
-            f"{s['engine']:<12} {s['kind']:<8} {s['half']:<11} {s['rows']:>4} {s['median_abs_error']:>7.0%} "
-            f"{s['worst_error']:>+6.0%}  {verdict}"
+            f"{s['engine']:<12} {s['kind']:<11} {s['half']:<11} {s['gpu_class']:<10} {s['rows']:>4} "
+            f"{s['median_abs_error']:>6.0%} {s['worst_error']:>+6.0%} {ratio['p10']:>5.2f} {ratio['median']:>5.2f} "
+            f"{ratio['p90']:>5.2f}  {verdict}"
         )
-    checked = {s["kind"] for s in summaries(rows) if s["half"] == HELD_OUT}
+    checked = {(s["kind"]) for s in summaries(rows) if s["half"] == HELD_OUT}
     for kind in TARGETS:
         if kind not in checked:
             print(f"{kind}: no published row benchlib can predict, so no held-out error")
@@ -72,11 +83,23 @@ def main() -> None:
     print("\nconstants (shipped -> the calibration half's best):")
     for name, engine in ENGINES.items():
         best = fit_engine(name, counted)
+        changed = [
+            f"{field} {getattr(engine, field)!r} -> {getattr(best, field)!r}"
+            for field in FITTED
+            if getattr(engine, field) != getattr(best, field)
+        ]
         print(
-            f"  {name}: launch {engine.launch_s * 1e6:g} -> {best.launch_s * 1e6:g} us, step {engine.step_s * 1e3:g} -> "
-            f"{best.step_s * 1e3:g} ms, bandwidth {engine.stream_efficiency:g} -> {best.stream_efficiency:g}"
-            + ("" if best == engine else "  <- update benchlib/predict/engines.py")
+            f"  {name}: "
+            + ("; ".join(changed) + "  <- update benchlib/predict/engines.py" if changed else "as shipped")
         )
+    print("\nhosts (shipped -> the calibration rows' best launch cost):")
+    for name, host in HOSTS.items():
+        best_launch = fit_host(name, counted)
+        if name == "server" or best_launch is None:
+            print(f"  {name}: {host.launch_s * 1e6:g} us, {host.basis}")
+            continue
+        change = "" if best_launch == host.launch_s else "  <- update benchlib/predict/hosts.py"
+        print(f"  {name}: {host.launch_s * 1e6:g} -> {best_launch * 1e6:g} us{change}")
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 
 from benchlib.catalog.gpus import find_gpu
 from benchlib.catalog.language_models import resolve_model
+from benchlib.derive.published_llm_speed import FITTED
 from benchlib.predict.engines import DEQUANTIZE, ENGINES, EngineMismatch
+from benchlib.predict.hosts import HOSTS
 from benchlib.predict.llm_memory import make_setup
 from benchlib.predict.llm_speed import count_inference, count_training, predict_llm_speed
 from benchlib.predict.roofline import gpu_rates
@@ -220,23 +222,45 @@ def test_an_engine_refuses_what_it_cant_run():
 # ----------------------------------------------------------------------------- against published speeds
 
 
-def test_the_engines_constants_are_the_ones_the_calibration_half_picks():
+def test_the_engines_and_hosts_constants_are_the_ones_the_calibration_sources_pick():
     table = read("llm_speed_check")
     for name, engine in ENGINES.items():
         fitted = table["fitted"][name]
-        assert (engine.launch_s, engine.step_s, engine.stream_efficiency) == pytest.approx(
-            (fitted["launch_s"], fitted["step_s"], fitted["stream_efficiency"])
-        ), f"update benchlib/predict/engines.py: the calibration half picks {fitted}"
-        assert (engine.attention_efficiency, engine.quantized_efficiency) == pytest.approx(
-            (fitted["attention_efficiency"], fitted["quantized_efficiency"])
-        )
+        shipped = {field: getattr(engine, field) for field in FITTED}
+        assert shipped == pytest.approx(fitted), f"update benchlib/predict/engines.py: the calibration picks {fitted}"
+    for name, launch in table["fitted_hosts"].items():
+        if launch is not None:
+            assert HOSTS[name].launch_s == pytest.approx(launch), f"update benchlib/predict/hosts.py: {name} {launch}"
+        else:
+            assert HOSTS[name].status == "assumed"
 
 
-def test_the_held_out_half_meets_the_targets():
+# Held-out summaries that miss their target, each a finding the methodology page marks "(missed)":
+# a change that meets one, or misses another, fails the test below until this list says so.
+KNOWN_MISSES = {
+    # 5 rows from two pull requests of early 2024: the median is 20.4 % against 20 %. The F16 prompt on
+    # an RTX 4090 reached 150 TFLOPS there, above the ceiling the May 2024 builds show on every card.
+    ("llama.cpp", "prefill", "all"): "20.4 % on 5 rows",
+}
+
+
+def test_the_held_out_sources_meet_the_targets_per_engine_and_class_of_gpu():
     table = read("llm_speed_check")
     held_out = [s for s in table["summaries"] if s["half"] == "held out"]
-    assert {(s["engine"], s["kind"]) for s in held_out} >= {("transformers", "decode"), ("vllm", "decode")}
-    for s in held_out:
-        assert s["median_abs_error"] <= s["target"], s
-    # Every published row is either compared or left out with a reason.
+    assert {(s["engine"], s["kind"]) for s in held_out} >= {
+        ("transformers", "decode"),
+        ("transformers", "training"),
+        ("llama.cpp", "decode"),
+        ("llama.cpp", "prefill"),
+    }
+    missed = {(s["engine"], s["kind"], s["gpu_class"]) for s in held_out if s["median_abs_error"] > s["target"]}
+    assert missed == set(KNOWN_MISSES), f"held-out summaries over their target: {missed}; update KNOWN_MISSES"
+    # A source is calibration or held out whole.
+    halves: dict[str, set[str]] = {}
+    for r in table["rows"]:
+        halves.setdefault(r["source"], set()).add(r["half"])
+    assert all(len(h) == 1 for h in halves.values()), halves
+    # Every published row is either compared or left out with a reason; vLLM 0.4 rows for the release's.
     assert all(x["reason"] for x in table["left_out"])
+    old_vllm = [x for x in table["left_out"] if x["source"] == "qwen2-speed-vllm"]
+    assert old_vllm and all("measured with vllm 0.4.2" in x["reason"] for x in old_vllm)

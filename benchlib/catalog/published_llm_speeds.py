@@ -14,7 +14,10 @@ from functools import cache
 from benchlib.core.package_data import SourcedRow, data_file, sourced_rows
 
 INFERENCE_FILE = data_file("published_llm_speed.yaml")
+# llama-bench rows, and transformers with bitsandbytes and vLLM rows beyond Qwen's A100 tables.
+MORE_INFERENCE_FILES = (data_file("published_llm_speed_llama_cpp.yaml"), data_file("published_llm_speed_stacks.yaml"))
 TRAINING_FILE = data_file("published_llm_training_speed.yaml")
+SPEED_FILES = (INFERENCE_FILE, *MORE_INFERENCE_FILES, TRAINING_FILE)
 
 
 class PublishedSpeed(SourcedRow):
@@ -29,9 +32,27 @@ class PublishedSpeed(SourcedRow):
         return str(self.row.get("engine") or self.source.get("engine") or "transformers")
 
     @property
+    def weights(self) -> str:
+        """The format as benchlib names it: an F16 GGUF file is fp16 weights to llama.cpp."""
+        weights = str(self.row["weights"])
+        return {"gguf-f16": "fp16", "gguf-bf16": "bf16"}.get(weights, weights)
+
+    @property
+    def input_tokens(self) -> int | None:
+        """The prompt's tokens, or what the source's code uses where the text doesn't state it."""
+        stated = self.row.get("input_tokens")
+        return int(stated) if stated is not None else self.source.get("input_tokens_assumed")
+
+    @property
     def gpu(self) -> str | None:
         """The GPU the row is predicted on: the one stated, else the one the data file says it assumes."""
         return self.row.get("gpu") or self.row.get("gpu_assumed") or self.source.get("gpu")
+
+    @property
+    def host(self) -> str | None:
+        """The host class the source states or implies (server, desktop ...); None where it says nothing."""
+        assumed = self.source.get("host_assumed") or {}
+        return self.row.get("host") or self.source.get("host") or assumed.get(self.gpu)
 
     @property
     def seq_len(self) -> int | None:
@@ -51,10 +72,14 @@ class PublishedSpeed(SourcedRow):
         if self.kind == "training":
             length = f"{self.seq_len}" + (" (mean)" if not r.get("seq_len") else "")
             return f"{r['model']} {r['mode']} {r['weights']}, batch {r['batch']} x {length} tokens"
-        return f"{r['model']} {r['weights']}, {r['input_tokens']:,}-token prompt"
+        if self.kind == "prefill":
+            return f"{r['model']} {r['weights']}, {self.input_tokens or 0:,}-token prompt (prefill)"
+        if not r.get("output_tokens"):
+            return f"{r['model']} {r['weights']}, one decode step after {self.input_tokens or 0:,} tokens"
+        return f"{r['model']} {r['weights']}, {self.input_tokens or 0:,}-token prompt"
 
 
 @cache
 def published_rows() -> tuple[PublishedSpeed, ...]:
-    files = [path for path in (INFERENCE_FILE, TRAINING_FILE) if path.is_file()]
+    files = [path for path in SPEED_FILES if path.is_file()]
     return tuple(PublishedSpeed(source, row) for path in files for source, row in sourced_rows(path))

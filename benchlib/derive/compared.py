@@ -54,12 +54,17 @@ def held_out_error(table: dict[str, Any], engine: str, kind: str) -> dict[str, A
     """The held-out error of ``engine``'s ``kind`` predictions (decode, prefill, training) in the
     committed ``llm_speed_check`` table, or None where no published row checks them."""
     for summary in table["summaries"]:
-        if (summary["engine"], summary["kind"], summary["half"]) == (engine, kind, HELD_OUT):
-            sources = sorted({r["source"] for r in table["rows"] if (r["engine"], r["kind"]) == (engine, kind)})
+        key = (summary["engine"], summary["kind"], summary["half"], summary.get("gpu_class", "all"))
+        if key == (engine, kind, HELD_OUT, "all"):
+            sources = sorted(
+                {r["source"] for r in table["rows"] if (r["engine"], r["kind"], r["half"]) == (engine, kind, HELD_OUT)}
+            )
             return {
                 "held_out_median_abs_error": summary["median_abs_error"],
                 "held_out_rows": summary["rows"],
                 "worst_error": summary["worst_error"],
+                # predicted / published at p10 and p90: the band a prediction of this kind fell in
+                "band": summary.get("ratio"),
                 "source": ", ".join(sources),
                 "target": summary["target"],
             }

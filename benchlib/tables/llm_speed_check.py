@@ -15,10 +15,11 @@ from dataclasses import asdict
 from typing import Any
 
 from benchlib.catalog.gpus import find_gpu
-from benchlib.catalog.published_llm_speeds import INFERENCE_FILE, TRAINING_FILE, published_rows
+from benchlib.catalog.published_llm_speeds import SPEED_FILES, published_rows
 from benchlib.derive.compared import HELD_OUT, held_out_error
-from benchlib.derive.published_llm_speed import compare, count_rows, fit_engine, summaries
+from benchlib.derive.published_llm_speed import FITTED, compare, count_rows, fit_engine, fit_host, summaries
 from benchlib.predict.engines import ENGINES
+from benchlib.predict.hosts import HOSTS
 from benchlib.predict.roofline import engine_figures, gpu_rates
 from benchlib.tables import Table, TableMissing, data_digests, digest_json, read, register
 
@@ -40,16 +41,9 @@ def speed_check(on_step: Callable[[str], None] = lambda step: None) -> dict[str,
         "left_out": [asdict(x) for x in left_out],
         "summaries": summaries(rows),
         "engines": _engines(),
-        "fitted": {
-            name: {
-                "launch_s": e.launch_s,
-                "step_s": e.step_s,
-                "stream_efficiency": e.stream_efficiency,
-                "attention_efficiency": e.attention_efficiency,
-                "quantized_efficiency": e.quantized_efficiency,
-            }
-            for name, e in fitted.items()
-        },
+        "fitted": {name: {field: getattr(e, field) for field in FITTED} for name, e in fitted.items()},
+        "fitted_hosts": {name: fit_host(name, counted) for name in HOSTS if name != "server"},
+        "hosts": {name: asdict(host) for name, host in HOSTS.items()},
     }
 
 
@@ -65,8 +59,9 @@ def error_summary(engine: str, kind: str) -> dict[str, Any] | None:
 def inputs() -> dict[str, str]:
     gpus = sorted({str(p.gpu) for p in published_rows() if p.gpu})
     return {
-        **data_digests(INFERENCE_FILE.name, TRAINING_FILE.name, "language_models.yaml"),
+        **data_digests(*(path.name for path in SPEED_FILES), "language_models.yaml", "reached_rates.yaml"),
         "engine constants": digest_json(_engines()),
+        "hosts": digest_json({name: asdict(host) for name, host in HOSTS.items()}),
         "GPU rates": digest_json([engine_figures(gpu_rates(find_gpu(g))) for g in gpus]),
     }
 
