@@ -12,6 +12,7 @@ import pytest
 
 from benchlib.catalog.gpus import find_gpu
 from benchlib.predict.engines import ENGINES
+from benchlib.predict.hosts import HOSTS
 from benchlib.site import llm_speed
 from benchlib.tables.can_i_run_it import COLUMNS, EAGER, SERVED, read_table
 
@@ -127,16 +128,25 @@ def test_llm_price_performance_charts_tokens_per_dollar_with_a_fallback_and_its_
 
 def test_the_methodology_section_shows_each_engines_constants_and_held_out_errors():
     html = llm_speed.speed_method()
-    for name in (EAGER, SERVED):
-        engine = ENGINES[name]
-        tr = re.search(rf'<tr data-engine="{name}">(.*?)</tr>', html).group(1)
+    for name, engine in ENGINES.items():
+        tr = re.search(rf'<tr data-engine="{re.escape(name)}">(.*?)</tr>', html).group(1)
         assert f"{engine.stream_efficiency:.0%}" in tr and f"{engine.attention_efficiency:.0%}" in tr
-        assert (f"{engine.launch_s * 1e6:g} µs" if engine.launch_s else "none (CUDA graph)") in tr
+        assert engine.version in tr and engine.as_of in tr
+        if engine.host_launched:
+            assert "the host's" in tr
+        elif engine.launch_s:
+            assert f"{engine.launch_s * 1e6:g} µs of GPU time" in tr
+        else:
+            assert "none (CUDA graph)" in tr
         assert (f"{engine.step_s * 1e3:g} ms" if engine.step_s else "none") in tr
         error = llm_speed.held_out_error(name, "decode")
-        errors = re.search(rf'<tr data-engine="{name}" data-kind="decode">(.*?)</tr>', html).group(1)
+        pattern = rf'<tr data-engine="{re.escape(name)}" data-kind="decode" data-gpus="(?:all)?">(.*?)</tr>'
+        errors = re.search(pattern, html).group(1)
         if error is None:
             assert llm_speed.NOT_CHECKED in errors
         else:
             assert f"{error['held_out_median_abs_error']:.0%}" in errors and str(error["held_out_rows"]) in errors
     assert 'data-engine="vllm" data-kind="fine-tuning"' not in html  # a served engine doesn't train
+    for name, host in HOSTS.items():  # the hosts an eager engine's launch cost comes from
+        tr = re.search(rf'<tr data-host="{name}">(.*?)</tr>', html).group(1)
+        assert f"{host.launch_s * 1e6:g} µs" in tr and host.basis in tr

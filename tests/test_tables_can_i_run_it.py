@@ -17,9 +17,11 @@ from typer.testing import CliRunner
 
 from benchlib import tables
 from benchlib.catalog.language_models import resolve_model, shipped_models
+from benchlib.catalog.reached_rates import reached_bandwidth, reached_matmul
 from benchlib.cli import app
 from benchlib.core.cache import cache_folder
 from benchlib.predict.engines import ENGINES
+from benchlib.predict.llama_cpp import fit_llama_cpp
 from benchlib.predict.llm_memory import LLMPredictor, make_setup
 from benchlib.predict.llm_speed import predict_llm_speed
 from benchlib.predict.memory import gpu_memory
@@ -29,7 +31,9 @@ from benchlib.site.llm_speed import hours_per_million_tokens
 from benchlib.tables.can_i_run_it import (
     COLUMNS,
     EAGER,
+    GGUF,
     INFERENCE,
+    LLAMA_CPP,
     NO_SERVED_ENGINE,
     PACKAGES,
     SERVED,
@@ -37,6 +41,7 @@ from benchlib.tables.can_i_run_it import (
     SNIPPET_MODEL,
     SNIPPET_SETUP,
     TABLE,
+    TABLE_ENGINES,
     TASKS,
     TRAINING_BATCHES,
     TRAINING_TASKS,
@@ -107,10 +112,18 @@ def test_the_table_is_what_benchlib_fit_predicts_now(table, one_model_table):
     (now,) = json.loads(one_model_table.read_text(encoding="utf-8"))["rows"]
     assert now["cells"] == row["cells"] and now["peaks_at_one"] == row["peaks_at_one"], REFRESH
     # And two columns of it asked of fit's predictor directly, as `benchlib fit` asks it.
+    model = resolve_model(row["model"])
     for task in TASKS:
+        if task.engine == LLAMA_CPP:  # llama.cpp's buffers, as `benchlib fit --engine llama.cpp` adds them
+            setup = replace(task.setup, weights=row["gguf_weights"])
+            weights = LLMPredictor(model, setup, cache_folder("fit-llm")).breakdown(1)["weights"]
+            for column in (COLUMNS[0], COLUMNS[1]):
+                fit = fit_llama_cpp(model, setup, gpu_memory(column.spec), weights, column.count)
+                assert fit.largest_context == row["cells"][task.key][column.key], REFRESH
+            continue
         # The session's cache (tests/conftest.py), where `benchlib fit-table` keeps the same traces:
         # whichever of this test and `benchlib tables` runs second in a session reuses them.
-        predictor = LLMPredictor(resolve_model(row["model"]), task.setup, cache_folder("fit-llm"))
+        predictor = LLMPredictor(model, task.setup, cache_folder("fit-llm"))
         for column in (COLUMNS[0], COLUMNS[1]):  # one T4, and two with the layers split
             split = predictor.split(column.count) if column.count > 1 else predictor
             answer = split.predict(gpu_memory(column.spec), verify=False).largest
@@ -141,9 +154,9 @@ def test_the_gptq_tab_says_why_a_mixture_of_experts_is_not_predicted(table):
 
 def test_every_cell_that_fits_the_inference_context_has_a_decode_rate_per_engine(table):
     for row in table["rows"]:
-        fits = row["cells"][INFERENCE.key]
-        assert set(row["decode_tokens_per_s"]) == {EAGER, SERVED}, REFRESH
+        assert set(row["decode_tokens_per_s"]) == set(TABLE_ENGINES), REFRESH
         for engine, rates in row["decode_tokens_per_s"].items():
+            fits = row["cells"][(GGUF if engine == LLAMA_CPP else INFERENCE).key]
             assert set(rates) == {c.key for c in COLUMNS}, REFRESH
             for key, rate in rates.items():
                 runs = fits[key] >= INFERENCE.setup.seq_len and not (engine == SERVED and key in NO_SERVED_ENGINE)
@@ -187,6 +200,11 @@ def test_the_decode_rates_are_what_benchlib_predict_predicts_now(table):
             assert row["decode_tokens_per_s"][engine][column.key] == pytest.approx(
                 predicted.decode_tokens_per_s, rel=1e-9
             ), REFRESH
+        gguf = replace(GGUF.setup, weights=row["gguf_weights"])
+        in_llama_cpp = predict_llm_speed(model, column.spec, gguf, ENGINES[LLAMA_CPP], concurrency=False)
+        assert row["decode_tokens_per_s"][LLAMA_CPP][column.key] == pytest.approx(
+            in_llama_cpp.decode_tokens_per_s, rel=1e-9
+        ), REFRESH
         serving = row["serving"][column.key]
         assert serving["max_concurrency"] == predicted.concurrency.sequences, REFRESH
         many = make_setup("inference", dtype=dtype, batch=serving["batch"], seq_len=INFERENCE.setup.seq_len)
@@ -222,6 +240,45 @@ def test_the_training_rates_are_benchlib_predicts_two_batches_interpolated(table
         direct = batch * task.setup.seq_len / step(batch).seconds
         assert interpolated == pytest.approx(direct, rel=0.05), (column.key, batch)
     assert TRAINING_BATCHES[1] < row["cells"][task.key]["a100-80"] < TRAINING_BATCHES[2]  # the second stretch
+
+
+def _reached(column) -> tuple[float, float]:
+    """The most a GPU was reported to reach: bytes/s and FLOP/s (its spec peaks where nothing is reported)."""
+    spec = column.spec
+    bandwidth = reached_bandwidth(spec.name)
+    matmul = reached_matmul(spec.name)
+    peak = max(f.value for f in (spec.fp16_tensor_tflops, spec.bf16_tensor_tflops, spec.fp16_tflops) if f is not None)
+    return (
+        (bandwidth.value if bandwidth else spec.bandwidth_gbps.value) * 1e9,
+        max(matmul.value if matmul else 0.0, peak) * 1e12,
+    )
+
+
+def test_no_cell_is_faster_than_its_gpu_can_reach(table):
+    """Every predicted speed of the committed table, times what one of its tokens moves and computes,
+    is within the GPU's reached bandwidth and matmul rate (its spec peaks where none is reported)."""
+    checked = 0
+    for row in table["rows"]:
+        work = row["work"]
+        cells = [
+            (rate, work["decode"][engine][key], key)
+            for engine, rates in row["decode_tokens_per_s"].items()
+            for key, rate in rates.items()
+        ]
+        cells += [(s["tokens_per_s"], work["serving"][key], key) for key, s in row["serving"].items() if s]
+        cells += [
+            (rate, work["training"][task][key], key)
+            for task, rates in row["training_tokens_per_s"].items()
+            for key, rate in rates.items()
+        ]
+        for rate, per_token, key in cells:
+            if rate is None:
+                continue
+            bandwidth, flops = _reached(next(c for c in COLUMNS if c.key == key))
+            assert rate * per_token["bytes_per_token"] <= bandwidth * 1.0001, (row["model"], key, rate)
+            assert rate * per_token["flops_per_token"] <= flops * 1.0001, (row["model"], key, rate)
+            checked += 1
+    assert checked > 1000, "the bound test checked the table's cells"
 
 
 def test_bigger_gpus_never_fit_less(table):
@@ -317,6 +374,29 @@ def test_the_training_tables_show_tokens_per_second_and_hours_per_million_next_t
         legend = re.search(r"<strong>tok/s</strong> and <strong>h/M</strong>(.*?)</p>", html).group(1)
         assert "hours per million training tokens" in legend
         assert llm_speed.error_text(EAGER, "training") in legend
+
+
+def test_the_llama_cpp_tab_names_each_file_and_shows_its_decode_speed(table):
+    html = llm_fit.fit_table(GGUF.key)
+    for row in table["rows"]:
+        for key, rate in row["decode_tokens_per_s"][LLAMA_CPP].items():
+            attributes, contents = _cell(html, GGUF.key, row["model"], key)
+            if row["cells"][GGUF.key][key]:
+                assert ("MXFP4" if row["gguf_weights"] == "gguf-mxfp4" else "Q4_K_M") in attributes
+            if rate is None:
+                assert "tok/s" not in contents
+            else:
+                assert _shown(re.search(r"([\d,.]+) tok/s", contents).group(1)) == pytest.approx(rate, rel=0.05)
+    legend = html[html.index("In llama.cpp") :]
+    assert (
+        "<code>-ngl 99</code>" in legend
+        and "gpt-oss-20b" in legend
+        and llm_speed.error_text(LLAMA_CPP, "decode") in legend
+    )
+    # OpenAI ships gpt-oss-20b to run in 16 GB: in llama.cpp it reads its whole context on a T4.
+    gpt_oss = next(r for r in table["rows"] if r["model"] == "gpt-oss-20b")
+    assert gpt_oss["gguf_weights"] == "gguf-mxfp4" and gpt_oss["cells"][GGUF.key]["t4"] == gpt_oss["max_positions"]
+    assert _cell(html, GGUF.key, "gpt-oss-20b", "t4")[1].startswith("128K*")
 
 
 def test_a_speed_nobody_checked_says_so_and_a_checked_one_gives_its_held_out_error(monkeypatch):

@@ -1,40 +1,50 @@
-"""How a software stack turns a step's ops into seconds: eager ``generate()``, or a served engine.
+"""How a software stack turns a step's ops into seconds: eager ``generate()``, a served engine, or llama.cpp.
 
 The roofline (:mod:`benchlib.predict.roofline`) gives each op's GPU time: the slower of its
-arithmetic and its memory traffic. What it leaves out is the host. Two kinds of engine differ there:
+arithmetic and its memory traffic. What it leaves out is the host and the engine's own kernels:
 
 * **transformers** (eager PyTorch, ``model.generate()``, ``Trainer``): Python and the dispatcher
   launch every kernel one by one. Kernels run asynchronously, so a launch overlaps the kernel
   before it, and an op takes the longer of its launch and its GPU time. A 0.5B model's decode
-  step has about a thousand small ops, each far shorter than its launch: the host sets the speed.
+  step has about a thousand small ops, each far shorter than its launch: the host sets the speed,
+  and the launch cost is the host's (:mod:`benchlib.predict.hosts`).
 * **vllm** (vLLM, SGLang, gpt-fast and other engines that replay a decode step as one CUDA
   graph): no per-kernel launch, a fixed cost per step for scheduling and sampling, and each
   op at its roofline time. Its KV cache is allocated up front (paged), so a step writes only the
   new token's keys and values, where transformers' ``DynamicCache`` concatenates, copying the
   whole cache every step.
+* **llama.cpp** (llama.cpp, Ollama, LM Studio, on GGUF files): a CUDA graph too, with a small GPU
+  time per kernel as a floor, a step cost, and a ceiling on its own matmuls' rate.
 
 Each engine has its own fractions of peak bandwidth: one for the kernels that stream memory
 (matmuls reading dense weights, elementwise ops), one for attention reading the KV cache, and one
-for the fused kernels that read packed GPTQ, AWQ or NF4 weights. (The built-in networks' roofline
-keeps its own elementwise fraction, fitted on ResNet-50: convolution nets' normalisation kernels
-run slower than a transformer's large contiguous ones.) The constants are set once per engine, never per GPU or model:
-``benchmarks/llm_speed_published.py`` fits them on the calibration half of Qwen's published speed
-benchmarks (``benchlib/data/published_llm_speed.yaml``) and reports the held-out half;
-``tests/test_predict_llm_speed.py`` checks that the fit still picks them. What they came to says something
-of the stacks Qwen measured (transformers 4.46 with AutoGPTQ and AutoAWQ, vLLM 0.6): transformers'
-attention reads a long cache slowly (flash-attention without split-KV keeps most of an A100 idle
-at batch 1), and AutoGPTQ's and AutoAWQ's kernels reach a fifth of the bandwidth vLLM's do.
+for the fused kernels that read packed GPTQ, AWQ, NF4 or GGUF weights. No kernel streams faster
+than the best copy bandwidth reported for its card, and matmuls run at the best half-precision
+rate reported for the card (:mod:`benchlib.catalog.reached_rates`), else at its architecture's
+MAMF share of peak. (The built-in networks' roofline keeps its own elementwise fraction, fitted on
+ResNet-50: convolution nets' normalisation kernels run slower than a transformer's.)
+
+The constants are set once per engine and release, never per GPU or model:
+``benchmarks/llm_speed_published.py`` fits them on the calibration sources of the published speed
+benchmarks (``benchlib/data/published_llm_speed*.yaml``) and reports the held-out sources;
+``tests/test_predict_llm_speed.py`` checks that the fit still picks them. Each engine names the
+release its constants were fitted on; a published row measured with a release they don't stand
+for (vLLM 0.4, before 0.6 cut the scheduler's time per step) is not compared with them. What they
+came to says something of the stacks measured: transformers' attention reads a long cache slowly
+(flash-attention without split-KV keeps most of an A100 idle at batch 1), and AutoGPTQ's and
+AutoAWQ's kernels reach half the bandwidth vLLM's do.
 
 Quantized weights (:mod:`benchlib.predict.quantized`): a decode step that feeds one token to a
 layer reads the packed weights in a fused kernel (bitsandbytes' ``gemv_4bit``, the GPTQ/AWQ
-kernels); a served engine does so at any batch (Marlin). Otherwise each layer dequantizes its
-weight into the compute dtype first: one more kernel, reading the packed weight and writing a dense one.
+kernels); a served engine and llama.cpp do so at any batch (Marlin, MMQ). Otherwise each layer
+dequantizes its weight into the compute dtype first: one more kernel, reading the packed weight
+and writing a dense one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from benchlib.catalog.reached_rates import reached_bandwidth, reached_matmul
@@ -135,7 +145,12 @@ class Engine:
 # per tensor come from the stand-ins). Kept out of the Engine record because the committed tables are
 # keyed on a digest of its fields, and these formats change none of their numbers.
 LATER_WEIGHTS: dict[str, tuple[str, ...]] = {"transformers": ("fp8", "mxfp4")}
-BENCHLIB_CHECK = "benchlib contribute  (measures generate() on your GPU; then compare with this prediction)"
+BENCHLIB_CHECK = (
+    "time model.generate() for 128 new tokens after a {prompt}-token prompt, batch {batch}, after one warm-up "
+    "call; benchlib contribute measures a 1.1B model's decode on your GPU for the guide"
+)
+# An engine's fields that are prose: they change no number, so no table's digest covers them.
+PROSE_FIELDS = ("title", "basis", "check_command", "version_note")
 
 ENGINES: dict[str, Engine] = {
     "transformers": Engine(
@@ -152,11 +167,14 @@ ENGINES: dict[str, Engine] = {
         host_launched=True,
         modes=("inference", "train", "lora", "qlora"),
         weights=("fp32", "fp16", "bf16", "int8", "nf4", "gptq-int4", "gptq-int8", "awq-int4"),
-        basis="fitted by benchmarks/llm_speed_published.py on the calibration half of Qwen's transformers rows",
+        basis=(
+            "fitted by benchmarks/llm_speed_published.py on its calibration sources: Qwen2.5's transformers tables "
+            "(A100 servers) and bitsandbytes' benchmark (T4, RTX 4090, H100)"
+        ),
         version="4.46.0",
         as_of="2024-10",
         versions=(),
-        version_note="eager generate() has changed little in speed between releases",
+        version_note="one record for every release: no source found compares generate()'s speed across releases",
         check_command=BENCHLIB_CHECK,
     ),
     "vllm": Engine(
@@ -173,7 +191,7 @@ ENGINES: dict[str, Engine] = {
         host_launched=False,
         modes=("inference",),
         weights=("fp16", "bf16", "gptq-int4", "gptq-int8", "awq-int4"),
-        basis="fitted by benchmarks/llm_speed_published.py on the calibration half of Qwen's vLLM rows",
+        basis="fitted by benchmarks/llm_speed_published.py on its calibration source: Qwen2.5's vLLM 0.6.3 tables (A100)",
         version="0.6.3",
         as_of="2024-10",
         # vLLM 0.6.0 reworked the scheduler to cut its CPU time per step (multi-step scheduling,
@@ -187,7 +205,7 @@ ENGINES: dict[str, Engine] = {
     ),
     # llama.cpp's CUDA backend, as llama-bench, llama-server, Ollama and LM Studio run it: a decode
     # step replayed as a CUDA graph (no launch per kernel), quantized weights read packed by its
-    # fused dequantizing matmuls (mmvq; MMQ for prompts) at any batch, flash attention on.
+    # fused dequantizing matmuls (mmvq; MMQ for prompts) at any batch.
     "llama.cpp": Engine(
         name="llama.cpp",
         title="llama.cpp (CUDA; also Ollama and LM Studio)",
@@ -210,6 +228,11 @@ ENGINES: dict[str, Engine] = {
         check_command="llama-bench -m MODEL.gguf -p {prompt} -n 128 -ngl 99  (MODEL.gguf: the GGUF file of {model})",
     ),
 }
+
+
+def engine_numbers(engine: Engine) -> dict[str, Any]:
+    """An engine's fields without its prose: what a table's digest covers."""
+    return {k: v for k, v in asdict(engine).items() if k not in PROSE_FIELDS}
 
 
 def default_engine(weights: str | None) -> str:

@@ -53,6 +53,12 @@ def _cell(row: dict[str, Any], task: dict[str, Any], column: dict[str, Any], spe
                 lines.append(f"{rate_text(rate)} / {rate_text(served) if served else '–'} tok/s")
                 title += f"; decodes about {rate_text(rate)} tokens/s with generate()"
                 title += f", {rate_text(served)} served (vLLM)" if served else ", served engine not predicted here"
+        elif task["key"] == speed.get("gguf_task"):
+            title = title.replace("at batch 1", f"at batch 1 in llama.cpp ({_gguf_label(row)}), every layer on the GPU")
+            rate = row["decode_tokens_per_s"].get(speed["llama_cpp"], {}).get(key)
+            if rate is not None:
+                lines.append(f"{rate_text(rate)} tok/s")
+                title += f"; decodes about {rate_text(rate)} tokens/s in llama.cpp"
     else:
         text = str(value) if value else "✗"
         split = ", the layers split over both" if column["count"] > 1 else ""
@@ -74,6 +80,11 @@ def _cell(row: dict[str, Any], task: dict[str, Any], column: dict[str, Any], spe
     }
 
 
+def _gguf_label(row: dict[str, Any]) -> str:
+    """The GGUF file a row's llama.cpp cells are for: Q4_K_M, or the model's own MXFP4."""
+    return "MXFP4" if row.get("gguf_weights") == "gguf-mxfp4" else "Q4_K_M"
+
+
 def fit_table(task: str) -> str:
     """One task's table: shipped models (rows) by GPUs (columns)."""
     table = _table()
@@ -86,6 +97,7 @@ def fit_table(task: str) -> str:
             "hf_id": row["hf_id"],
             "source": row["source"],
             "peak": format_bytes(row["peaks_at_one"][task]["total"]) if task in row["peaks_at_one"] else "–",
+            "file": _gguf_label(row) if task == table["speed"].get("gguf_task") else None,
             "cells": [_cell(row, task_info, column, table["speed"]) for column in columns],
         }
         for row in table["rows"]
@@ -110,11 +122,18 @@ def _speed_legend(table: dict[str, Any], task: str) -> dict[str, Any]:
     task_info = next(t for t in table["tasks"] if t["key"] == task)
     eager, served = speed["eager"], speed["served"]
     labels = {c["key"]: c["label"] for c in columns}
+    llama_cpp = speed.get("llama_cpp")
     return {
         "task": task,
         "inference": task == speed["task"],
-        # A 4-bit inference task: memory only, its speeds not predicted (the bf16 tab has them).
-        "memory_only": task != speed["task"] and task_info["setup"]["mode"] == "inference",
+        "llama_cpp": task == speed.get("gguf_task"),
+        "llama_cpp_error": error_text(llama_cpp, "decode") if llama_cpp else None,
+        "llama_cpp_engine": speed["engines"].get(llama_cpp) if llama_cpp else None,
+        "mxfp4": [r["title"] for r in table["rows"] if r.get("gguf_weights") == "gguf-mxfp4"],
+        "llama_cpp_method": speed.get("llama_cpp_method"),
+        # The GPTQ task: memory only, its speeds not predicted (the bf16 tab has them).
+        "memory_only": task not in (speed["task"], speed.get("gguf_task"))
+        and task_info["setup"]["mode"] == "inference",
         "not_predicted": [r["title"] for r in table["rows"] if task not in r["peaks_at_one"]],
         "left_out": task_info["experts_left_out"],
         "left_out_source": task_info["experts_left_out_source"],
@@ -268,6 +287,8 @@ def picker_data() -> dict[str, Any]:
             "mode": setup["mode"],
             "weights": setup["weights"],
             "describe": task["describe"],
+            # Whose memory the cells are: transformers' (PyTorch allocator) or llama.cpp's buffers.
+            "engine": task.get("engine", "transformers"),
             # Inference cells are the longest prompt at the setup's batch; training cells the largest
             # batch of samples of the setup's length.
             "axis": "tokens" if setup["mode"] == "inference" else "batch",
@@ -285,8 +306,14 @@ def picker_data() -> dict[str, Any]:
                 if key in r.get("peaks_at_one", {})
             },
         }
-        if key == speed["task"]:
-            engines = [speed["eager"], speed["served"]]
+        engines = (
+            [speed["eager"], speed["served"]]
+            if key == speed["task"]
+            else [speed["llama_cpp"]]
+            if key == speed.get("gguf_task")
+            else []
+        )
+        if engines:
             entry["decode"] = {
                 "batch": speed["batch"],
                 "seq_len": speed["seq_len"],

@@ -93,10 +93,14 @@ def error_text(engine: str, kind: str) -> str:
     summary = held_out_error(engine, kind)
     if summary is None:
         return NOT_CHECKED
-    return (
+    text = (
         f"a median error of {summary['held_out_median_abs_error']:.0%} on {summary['held_out_rows']} "
         "published measurements held out of the fit"
     )
+    band = summary.get("band")
+    if band:  # where four in five of those predictions fell, as a share of the measurement
+        text += f", predicted at {band['p10']:.2f} to {band['p90']:.2f} times the measured speed (p10 to p90)"
+    return text
 
 
 def method_link(here: str) -> str:
@@ -306,41 +310,62 @@ def break_even_table() -> str:
 # ----------------------------------------------------------------------------- how speed is predicted
 
 
+def _launch_text(engine: dict[str, Any]) -> str:
+    if engine.get("host_launched"):
+        return "the host's (below)"
+    if engine["launch_s"]:
+        return f"{engine['launch_s'] * 1e6:g} µs of GPU time at least (CUDA graph)"
+    return "none (CUDA graph)"
+
+
 def speed_method(here: str = "benchmarks/methodology.md") -> str:
-    """The engines with their constants, and each engine's held-out error per kind, from the committed tables."""
-    speed = _table()["speed"]
+    """The engines with their constants and versions, the hosts, and each engine's held-out error per
+    kind and class of GPU, from the committed tables."""
     check = _check_table()
-    engines = []
-    for name in (speed["eager"], speed["served"]):
-        engine = check["engines"][name]
-        engines.append(
-            {
-                "name": name,
-                "launch": f"{engine['launch_s'] * 1e6:g} µs" if engine["launch_s"] else "none (CUDA graph)",
-                "step": f"{engine['step_s'] * 1e3:g} ms" if engine["step_s"] else "none",
-                "stream": f"{engine['stream_efficiency']:.0%}",
-                "attention": f"{engine['attention_efficiency']:.0%}",
-                "quantized": f"{engine['quantized_efficiency']:.0%}",
-                "basis": engine["basis"],
-            }
-        )
+    engines = [
+        {
+            "name": name,
+            "version": f"{engine['version']} ({engine['as_of']})",
+            "launch": _launch_text(engine),
+            "step": f"{engine['step_s'] * 1e3:g} ms" if engine["step_s"] else "none",
+            "stream": f"{engine['stream_efficiency']:.0%}",
+            "attention": f"{engine['attention_efficiency']:.0%}",
+            "quantized": f"{engine['quantized_efficiency']:.0%}",
+            "ceiling": f"{engine['matmul_ceiling_tflops']:g} TFLOPS" if engine.get("matmul_ceiling_tflops") else "",
+            "basis": engine["basis"],
+        }
+        for name, engine in check["engines"].items()
+    ]
+    hosts = [
+        {"name": name, "title": h["title"], "launch": f"{h['launch_s'] * 1e6:g} µs", "basis": h["basis"]}
+        for name, h in check.get("hosts", {}).items()
+    ]
     held_out = []
-    for name in (speed["eager"], speed["served"]):
+    for name, engine in check["engines"].items():
         for kind in ("decode", "prefill", "training"):
-            summary = compared.held_out_error(check, name, kind)
-            trains = "lora" in check["engines"][name]["modes"]
-            if summary is None and (kind == "prefill" or (kind == "training" and not trains)):
-                continue  # the pages show no prefill figure, and a served engine doesn't train
-            held_out.append(
-                {
-                    "engine": name,
-                    "kind": KIND_TEXT[kind],
-                    "rows": summary["held_out_rows"] if summary else None,
-                    "median": f"{summary['held_out_median_abs_error']:.0%}" if summary else None,
-                    "worst": f"{summary['worst_error']:+.0%}" if summary else None,
-                    "target": f"{summary['target']:.0%}" if summary and summary["target"] is not None else None,
-                }
-            )
+            rows = [
+                s for s in check["summaries"] if (s["engine"], s["kind"], s["half"]) == (name, kind, compared.HELD_OUT)
+            ]
+            trains = "lora" in engine["modes"]
+            if not rows and kind == "training" and not trains:
+                continue  # a served engine doesn't train
+            if not rows:
+                held_out.append({"engine": name, "kind": KIND_TEXT[kind], "gpus": "", "rows": None})
+            for summary in rows:
+                ratio = summary.get("ratio") or {}
+                held_out.append(
+                    {
+                        "engine": name,
+                        "kind": KIND_TEXT[kind],
+                        "gpus": "all" if summary.get("gpu_class", "all") == "all" else summary["gpu_class"],
+                        "rows": summary["rows"],
+                        "median": f"{summary['median_abs_error']:.0%}",
+                        "band": f"{ratio['p10']:.2f}–{ratio['p90']:.2f}" if ratio else "",
+                        "worst": f"{summary['worst_error']:+.0%}",
+                        "target": f"{summary['target']:.0%}" if summary["target"] is not None else None,
+                        "met": summary["target"] is None or summary["median_abs_error"] <= summary["target"],
+                    }
+                )
     checked = {r["source"] for r in check["rows"]}
     sources = {
         p.source["id"]: {"url": p.source["url"], "title": p.source["title"]}
@@ -350,6 +375,7 @@ def speed_method(here: str = "benchmarks/methodology.md") -> str:
     return render(
         "llm_speed_method.html",
         engines=engines,
+        hosts=hosts,
         held_out=held_out,
         not_checked=NOT_CHECKED,
         sources=[sources[key] for key in sorted(sources)],

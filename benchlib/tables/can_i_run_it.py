@@ -36,8 +36,12 @@ from benchlib.catalog.gpus import AcceleratorSpec, find_gpu
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
 from benchlib.core.cache import cache_folder
 from benchlib.core.package_data import table_file
-from benchlib.predict.engines import ENGINES, Engine, EngineTime
+from benchlib.predict.engines import ENGINES, Engine, EngineTime, engine_numbers
+from benchlib.predict.hosts import default_host
+from benchlib.predict.llama_cpp import METHOD as LLAMA_CPP_METHOD
+from benchlib.predict.llama_cpp import fit_llama_cpp
 from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup
+from benchlib.predict.llm_options import llama_cpp_weights
 from benchlib.predict.llm_speed import (
     METHOD,
     CountedCall,
@@ -50,6 +54,7 @@ from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
     CUDA_CONTEXT_SOURCE,
+    DeviceMemory,
     gpu_memory,
 )
 from benchlib.predict.published_memory import (
@@ -67,8 +72,10 @@ TABLE_FILE = table_file(f"{NAME}.json")
 # What the traces depend on besides benchlib.
 PACKAGES = ("torch", "transformers", "peft")
 TRAINING_SEQ_LEN = 1024
-# The engines the inference tab shows: what `model.generate()` gives, and what a served engine gives.
-EAGER, SERVED = "transformers", "vllm"
+# The engines the inference tab shows: what `model.generate()` gives, and what a served engine gives;
+# and the engine of the GGUF tab.
+EAGER, SERVED, LLAMA_CPP = "transformers", "vllm", "llama.cpp"
+TABLE_ENGINES = (EAGER, SERVED, LLAMA_CPP)
 # A served engine's batch for the cost of generating: the largest concurrency whose KV caches fit,
 # but no more than this many sequences (a busy server; more adds latency for every reader).
 SERVING_BATCH_CAP = 64
@@ -106,6 +113,7 @@ class Task:
     setup: Setup
     # Where the format leaves a mixture of experts' experts out, why its cells are not predicted.
     experts_left_out: str | None = None
+    engine: str = "transformers"  # whose memory the cells are: transformers' (PyTorch) or llama.cpp's buffers
 
     def predicts(self, model: LanguageModel) -> bool:
         """False where this task's format isn't predicted for ``model`` (`experts_left_out`)."""
@@ -148,10 +156,12 @@ TASKS: tuple[Task, ...] = (
         make_setup("inference", seq_len=TRAINING_SEQ_LEN, weights="gptq-int4"),
         experts_left_out=GPTQ_EXPERTS_LEFT_OUT,
     ),
+    # llama.cpp (Ollama, LM Studio): the file readers download, Q4_K_M, or the model's own MXFP4 (gpt-oss).
     Task(
         "inference-gguf-q4_k_m",
-        "Inference, GGUF Q4_K_M: longest context at batch 1",
-        make_setup("inference", seq_len=TRAINING_SEQ_LEN, weights="gguf-q4_k_m"),
+        "llama.cpp, GGUF Q4_K_M (gpt-oss: its own MXFP4): longest context at batch 1",
+        make_setup("inference", seq_len=TRAINING_SEQ_LEN, weights="gguf-q4_k_m", dtype="fp16", kv_cache="fp16"),
+        engine=LLAMA_CPP,
     ),
     Task(
         "qlora",
@@ -169,8 +179,10 @@ TASKS: tuple[Task, ...] = (
         make_setup("train", dtype="bf16", seq_len=TRAINING_SEQ_LEN, grad_checkpointing=True),
     ),
 )
-# The bf16 inference task; its cells carry the decode speeds (the 4-bit tasks give memory only).
+# The bf16 inference task; its cells carry the decode speeds of generate() and a served engine.
 INFERENCE = TASKS[0]
+# The GGUF task; its cells carry llama.cpp's decode speed (the GPTQ tab gives memory only).
+GGUF = TASKS[2]
 TRAINING_TASKS = tuple(t for t in TASKS if t.setup.mode != "inference")
 
 # snippets/qlora_finetune.py's model and setup on a T4, which computes in fp16 (a test checks the snippet still says so).
@@ -194,8 +206,14 @@ def speed_digest() -> str:
 
 
 def engine_digest() -> str:
-    """A short hash of every engine's constants: the speeds change when they do."""
-    return digest_json({name: asdict(engine) for name, engine in ENGINES.items()})
+    """A short hash of the constants of the engines the table uses and of the hosts they run on:
+    the speeds change when they do."""
+    return digest_json(
+        {
+            "engines": {name: engine_numbers(ENGINES[name]) for name in TABLE_ENGINES},
+            "hosts": {c.key: asdict(default_host(c.spec)) for c in COLUMNS},
+        }
+    )
 
 
 def _as_dtype(call: CountedCall, dtype: str) -> CountedCall:
@@ -213,6 +231,7 @@ class _Calls:
         self.model = model
         self._decode: dict[int, CountedCall | None] = {}
         self._train: dict[tuple[str, int], CountedCall] = {}
+        self._gguf: tuple[CountedCall | None] | None = None
 
     def decode(self, batch: int, dtype: str) -> CountedCall | None:
         if batch not in self._decode:
@@ -220,6 +239,13 @@ class _Calls:
             self._decode[batch] = count_inference(self.model, setup).decode
         call = self._decode[batch]
         return _as_dtype(call, dtype) if call is not None else None
+
+    def decode_gguf(self) -> CountedCall | None:
+        """One decode step of the GGUF task's file, as llama.cpp runs it (f16 compute on every card)."""
+        if self._gguf is None:
+            setup = replace(GGUF.setup, weights=llama_cpp_weights(self.model, None))
+            self._gguf = (count_inference(self.model, setup).decode,)
+        return self._gguf[0]
 
     def train(self, task: Task, batch: int, dtype: str) -> CountedCall:
         if (task.key, batch) not in self._train:
@@ -242,52 +268,91 @@ def interpolated_step(times: dict[int, EngineTime], batch: int) -> EngineTime:
     return times[lower].extrapolate(times[upper], (batch - lower) / (upper - lower))
 
 
-def _training_rate(calls: _Calls, task: Task, batch: int, rates: GpuRates, engine: Engine) -> float:
+def _training_step(calls: _Calls, task: Task, batch: int, rates: GpuRates, engine: Engine) -> EngineTime:
     dtype = default_dtype(rates)
     times = {b: calls.train(task, b, dtype).time(rates, engine) for b in TRAINING_BATCHES}
-    return batch * task.setup.seq_len / interpolated_step(times, batch).seconds
+    return interpolated_step(times, batch)
+
+
+def _work(time: EngineTime, tokens: float) -> dict[str, float]:
+    """What one token of a cell's speed computes and moves: the bound test holds each cell to its GPU's rates."""
+    return {"flops_per_token": time.flops / tokens, "bytes_per_token": time.bytes / tokens}
 
 
 def speeds(calls: _Calls, cells: dict[str, dict[str, int | None]], cache_dir: Path | None) -> dict[str, Any]:
     """A row's predicted speeds on every column, None where the model doesn't fit (or an engine doesn't run).
 
     * ``decode_tokens_per_s``: per engine, at batch 1 with a full context of the inference task,
-      as `benchlib predict --engine` gives them. Two GPUs run their layers one after the other
-      (``device_map="auto"``), so a pair decodes at one GPU's rate under transformers.
+      as `benchlib predict --engine` gives them; llama.cpp's for the GGUF task's file. Two GPUs run
+      their layers one after the other (``device_map="auto"``, llama.cpp's ``--split-mode layer``),
+      so a pair decodes at one GPU's rate.
     * ``serving``: the served engine at the largest concurrency whose KV caches fit beside the
       weights (`max_concurrency`), capped at `SERVING_BATCH_CAP`: sequences and aggregate tokens/s.
     * ``training_tokens_per_s``: each training task at the cell's largest batch (none on a pair:
       a step through two GPUs in turn, and what passes between them, is not modelled).
+    * ``work``: for each of those, the FLOPs and bytes per token, which a test holds against the
+      GPU's reached rates.
     """
     seq_len = INFERENCE.setup.seq_len
-    decode: dict[str, dict[str, float | None]] = {name: {} for name in (EAGER, SERVED)}
+    decode: dict[str, dict[str, float | None]] = {name: {} for name in TABLE_ENGINES}
     serving: dict[str, dict[str, Any] | None] = {}
     training: dict[str, dict[str, float | None]] = {t.key: {} for t in TRAINING_TASKS}
+    work: dict[str, Any] = {"decode": {name: {} for name in TABLE_ENGINES}, "serving": {}, "training": {}}
+    for task in TRAINING_TASKS:
+        work["training"][task.key] = {}
     for column in COLUMNS:
         rates = gpu_rates(column.spec)
         dtype = default_dtype(rates)
+        # Eager engines launch their kernels from the host readers find the GPU in (`default_host`).
+        launch_s = default_host(column.spec).launch_s
+        engines = {name: ENGINES[name].on_host(launch_s) for name in TABLE_ENGINES}
         fits = (cells[INFERENCE.key][column.key] or 0) >= seq_len
         one = calls.decode(1, dtype) if fits else None
-        for name in (EAGER, SERVED):
-            runs = one is not None and not (name == SERVED and column.key in NO_SERVED_ENGINE)
-            decode[name][column.key] = 1 / one.time(rates, ENGINES[name]).seconds if runs and one else None
-        serving[column.key] = None
+        gguf_fits = (cells[GGUF.key][column.key] or 0) >= seq_len
+        gguf = calls.decode_gguf() if gguf_fits else None
+        for name in TABLE_ENGINES:
+            call = gguf if name == LLAMA_CPP else one
+            runs = call is not None and not (name == SERVED and column.key in NO_SERVED_ENGINE)
+            time = call.time(rates, engines[name]) if runs and call else None
+            decode[name][column.key] = 1 / time.seconds if time else None
+            work["decode"][name][column.key] = _work(time, 1) if time else None
+        serving[column.key] = work["serving"][column.key] = None
         if decode[SERVED][column.key] is not None:
             # The inference task's setup: fp16 and bf16 take the same bytes, so one trace serves every column.
             concurrency = max_concurrency(calls.model, INFERENCE.setup, column.spec, cache_dir).sequences
             batch = max(1, min(concurrency, SERVING_BATCH_CAP))
             many = calls.decode(batch, dtype)
             assert many is not None
-            serving[column.key] = {
-                "max_concurrency": concurrency,
-                "batch": batch,
-                "tokens_per_s": batch / many.time(rates, ENGINES[SERVED]).seconds,
-            }
+            time = many.time(rates, engines[SERVED])
+            serving[column.key] = {"max_concurrency": concurrency, "batch": batch, "tokens_per_s": batch / time.seconds}
+            work["serving"][column.key] = _work(time, batch)
         for task in TRAINING_TASKS:
             batch = cells[task.key][column.key] or 0
             runs = batch > 0 and column.count == 1
-            training[task.key][column.key] = _training_rate(calls, task, batch, rates, ENGINES[EAGER]) if runs else None
-    return {"decode_tokens_per_s": decode, "serving": serving, "training_tokens_per_s": training}
+            step = _training_step(calls, task, batch, rates, engines[EAGER]) if runs else None
+            tokens = batch * task.setup.seq_len
+            training[task.key][column.key] = tokens / step.seconds if step else None
+            work["training"][task.key][column.key] = _work(step, tokens) if step else None
+    return {"decode_tokens_per_s": decode, "serving": serving, "training_tokens_per_s": training, "work": work}
+
+
+def _llama_cpp_cells(
+    model: LanguageModel, task: Task, columns: list[tuple[Column, DeviceMemory]], cache_dir: Path | None
+) -> tuple[dict[str, int | None], dict[str, int]]:
+    """The GGUF task in llama.cpp: each column's longest context with every layer on the GPU(s), and
+    its buffers at the task's prompt length (`benchlib.predict.llama_cpp`)."""
+    setup = replace(task.setup, weights=llama_cpp_weights(model, None))
+    weights = LLMPredictor(model, setup, cache_dir).breakdown(1)["weights"]
+    cells = {c.key: fit_llama_cpp(model, setup, one, weights, c.count).largest_context for c, one in columns}
+    at_prompt = fit_llama_cpp(model, setup, columns[0][1], weights)
+    peak = {
+        "weights": at_prompt.model_buffer,
+        "kv_cache": at_prompt.kv_cache,
+        "compute_buffer": at_prompt.compute_buffer,
+        "cuda_context": at_prompt.cuda_context,
+        "total": at_prompt.gpu_bytes,
+    }
+    return cells, peak
 
 
 def _published_of(models: list[str] | None) -> list[PublishedRow]:
@@ -317,6 +382,9 @@ def predict_table(
             if not task.predicts(model):
                 cells[task.key] = {c.key: None for c, _ in columns}
                 continue
+            if task.engine == LLAMA_CPP:
+                cells[task.key], peaks[task.key] = _llama_cpp_cells(model, task, columns, cache_dir)
+                continue
             predictor = LLMPredictor(model, task.setup, cache_dir)
             # Two GPUs split the layers in order (device_map="auto"), for every task: a cell is the fullest GPU's.
             cells[task.key] = {
@@ -338,6 +406,7 @@ def predict_table(
                 "max_positions": model.max_positions(),
                 "cells": cells,
                 "peaks_at_one": peaks,
+                "gguf_weights": llama_cpp_weights(model, None),
                 **predicted,
             }
         )
@@ -356,6 +425,8 @@ def predict_table(
         "columns": [
             {
                 **asdict(c),
+                "host": default_host(c.spec).name,
+                "host_title": default_host(c.spec).title,
                 "usable_bytes": one.usable_bytes,
                 "basis": one.basis,
                 "status": one.status,
@@ -372,6 +443,7 @@ def predict_table(
                 "describe": t.setup.describe(),
                 "experts_left_out": t.experts_left_out,
                 "experts_left_out_source": GPTQ_EXPERTS_SOURCE if t.experts_left_out else None,
+                "engine": t.engine,
             }
             for t in TASKS
         ],
@@ -384,9 +456,20 @@ def predict_table(
             "method": METHOD,
             "rates_digest": speed_digest(),
             "engine_digest": engine_digest(),
-            "engines": {name: {"title": ENGINES[name].title, "basis": ENGINES[name].basis} for name in (EAGER, SERVED)},
+            "engines": {
+                name: {
+                    "title": ENGINES[name].title,
+                    "basis": ENGINES[name].basis,
+                    "version": ENGINES[name].version,
+                    "as_of": ENGINES[name].as_of,
+                }
+                for name in TABLE_ENGINES
+            },
             "eager": EAGER,
             "served": SERVED,
+            "llama_cpp": LLAMA_CPP,
+            "gguf_task": GGUF.key,
+            "llama_cpp_method": LLAMA_CPP_METHOD,
             "no_served_engine": NO_SERVED_ENGINE,
             "vllm_requirements": VLLM_REQUIREMENTS,
             "serving_batch_cap": SERVING_BATCH_CAP,
@@ -448,6 +531,7 @@ def inputs() -> dict[str, str]:
         "column memory": digest_json([[asdict(gpu_memory(c.spec)), c.count] for c in COLUMNS]),
         "speed rates": speed_digest(),
         "engine constants": engine_digest(),
+        **data_digests("reached_rates.yaml"),
     }
 
 

@@ -18,7 +18,7 @@ from benchlib.catalog.gpus import find_gpu
 from benchlib.catalog.published_llm_speeds import SPEED_FILES, published_rows
 from benchlib.derive.compared import HELD_OUT, held_out_error
 from benchlib.derive.published_llm_speed import FITTED, compare, count_rows, fit_engine, fit_host, summaries
-from benchlib.predict.engines import ENGINES
+from benchlib.predict.engines import ENGINES, engine_numbers
 from benchlib.predict.hosts import HOSTS
 from benchlib.predict.roofline import engine_figures, gpu_rates
 from benchlib.tables import Table, TableMissing, data_digests, digest_json, read, register
@@ -60,7 +60,7 @@ def inputs() -> dict[str, str]:
     gpus = sorted({str(p.gpu) for p in published_rows() if p.gpu})
     return {
         **data_digests(*(path.name for path in SPEED_FILES), "language_models.yaml", "reached_rates.yaml"),
-        "engine constants": digest_json(_engines()),
+        "engine constants": digest_json({name: engine_numbers(engine) for name, engine in ENGINES.items()}),
         "hosts": digest_json({name: asdict(host) for name, host in HOSTS.items()}),
         "GPU rates": digest_json([engine_figures(gpu_rates(find_gpu(g))) for g in gpus]),
     }

@@ -198,8 +198,10 @@
       var atSetup = "a " + tokenLength(task.seq_len) + (task.axis === "tokens" ? " prompt" : " sample") + ", batch " + task.batch;
       if (peak) {
         var together = gpu.count > 1 ? ", all GPUs together" : "";
-        var peakText = peak.text + " of tensors at " + atSetup + together + ", before the CUDA context (" + data.allowances.context +
-          ") and the allocator's " + data.allowances.overhead + ".";
+        var peakText = task.engine === "llama.cpp"
+          ? peak.text + " of llama.cpp's GPU buffers at " + atSetup + ", its CUDA context included."
+          : peak.text + " of tensors at " + atSetup + together + ", before the CUDA context (" + data.allowances.context +
+            ") and the allocator's " + data.allowances.overhead + ".";
         var yours = tokens === task.seq_len && batch === task.batch;
         facts.push(["peak", "Peak memory: " + peakText + (yours ? "" : " At your setting: not predicted (the table holds the peak at " + atSetup + " only)."),
           "From the table."]);
@@ -211,7 +213,11 @@
         var rates = ((task.decode.rates[model.key] || {})[gpu.key]) || {};
         var eager = task.decode.engines[0], served = task.decode.engines[1];
         var at = " at batch " + task.decode.batch + " with " + tokensText(task.decode.seq_len) + " in the KV cache";
-        if (rates[eager.key]) {
+        if (!served) {  // one engine: llama.cpp on its GGUF file
+          facts.push(rates[eager.key]
+            ? ["speed", "Decode speed" + at + ": about " + rates[eager.key].text + " tokens/s in " + engineName(eager) + ".", "From the table."]
+            : ["speed", "Decode speed: not predicted (the table predicts it only where a " + tokenLength(task.decode.seq_len) + " prompt fits).", ""]);
+        } else if (rates[eager.key]) {
           var text = "Decode speed" + at + ": about " + rates[eager.key].text + " tokens/s with " + engineName(eager) + "' generate()";
           if (rates[served.key]) text += ", " + rates[served.key].text + " with a served engine (" + engineName(served) + ").";
           else text += "; with a served engine (" + engineName(served) + "): not predicted" + (task.decode.missing[gpu.key] ? ", " + task.decode.missing[gpu.key] + "." : ".");
