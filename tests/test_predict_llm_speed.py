@@ -171,7 +171,11 @@ def test_the_done_when_command_prints_decode_tokens_per_second(engine):
     assert answer["decode_bound"] in ("compute", "memory", "overhead")
     assert answer["prefill_bound"] in ("compute", "memory", "overhead")
     check = answer["published_check"]
-    assert check["held_out_rows"] > 0 and 0 <= check["held_out_median_abs_error"] < 1
+    if engine == "vllm":  # its one held-out source ran vLLM 0.4.2, which its 0.6.3 constants don't stand for
+        assert check is None and answer["check_command"].startswith("vllm bench serve --model qwen2.5-0.5b")
+    else:
+        assert check["held_out_rows"] > 0 and 0 <= check["held_out_median_abs_error"] < 1
+        assert check["band"]["p10"] <= 1 <= check["band"]["p90"]
     if engine == "transformers":
         # Qwen measured Qwen2-0.5B at 49.94 tok/s with generate() on this GPU; the roofline alone said 890.
         assert 25 < answer["decode_tokens_per_s"] < 100

@@ -65,7 +65,8 @@ ENGINE_HELP = (
 )
 KV_CACHE_HELP = (
     "Inference: how the KV cache stores keys and values: fp16, bf16, fp32, fp8 (one byte) or q8_0 "
-    "(llama.cpp's, 34 bytes per 32 values). Default: the compute dtype, as transformers keeps it."
+    "(llama.cpp's, 34 bytes per 32 values). Default: the compute dtype, as transformers keeps it; "
+    "fp16 in llama.cpp."
 )
 
 

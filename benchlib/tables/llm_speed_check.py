@@ -68,7 +68,12 @@ def inputs() -> dict[str, str]:
 
 def summary(table: dict[str, Any]) -> str:
     held = [s for s in table["summaries"] if s["half"] == HELD_OUT]
-    parts = [f"{s['engine']} {s['kind']} {s['median_abs_error']:.0%}" for s in held]
+    parts = [
+        f"{s['engine']} {s['kind']}"
+        + ("" if s.get("gpu_class", "all") == "all" else f" on {s['gpu_class']} GPUs")
+        + f" {s['median_abs_error']:.0%}"
+        for s in held
+    ]
     return f"{len(table['rows'])} published rows predicted; held-out median error: " + ", ".join(parts)
 
 
