@@ -302,6 +302,16 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None, comm
     r = p.rates
     peaks = ", ".join(f"{k} {v:g}" for k, v in r.peaks_tflops.items())
     table.add_row("GPU figures", f"{peaks} TFLOPS; {r.bandwidth_gbps:g} GB/s ({r.generation})")
+    reached = p.as_dict()["reached"]
+    table.add_row(
+        "reached",
+        f"matmuls at {reached['matmul_fraction']:.0%} of peak ({reached['matmul_basis']}); "
+        + (
+            f"copies at most {reached['bandwidth_gbps']:g} GB/s (reported: {reached['bandwidth_source']})"
+            if reached["bandwidth_gbps"]
+            else "no copy bandwidth reported for this card (estimated: the engine's share of peak)"
+        ),
+    )
     if r.unverified:
         table.add_row("unverified", ", ".join(r.unverified) + " (specs not re-checked)")
     if check:

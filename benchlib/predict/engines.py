@@ -340,7 +340,10 @@ def matmul_fraction(rates: GpuRates) -> tuple[float, str]:
     peak = rates.peaks_tflops.get(reached.dtype or "") if reached else None
     if reached is None or not peak:
         return rates.compute_efficiency, f"estimated: {rates.efficiency_basis}"
-    return reached.value / peak, f"reported: {reached.value:g} {reached.dtype} TFLOPS ({reached.url}, {reached.as_of})"
+    return (
+        reached.value / peak,
+        f"reported: {reached.value:g} {reached.dtype} TFLOPS ({reached.source}, {reached.as_of})",
+    )
 
 
 def _compute_tflops(op: OpCost, rates: GpuRates, fraction: float) -> float:

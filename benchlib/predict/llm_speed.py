@@ -33,6 +33,7 @@ from typing import Any
 
 from benchlib.catalog.gpus import AcceleratorSpec
 from benchlib.catalog.language_models import LanguageModel, TracePlan
+from benchlib.catalog.reached_rates import reached_bandwidth, reached_matmul
 from benchlib.predict.count import OpCost, op_counter
 from benchlib.predict.engines import (
     DEQUANTIZE,
@@ -289,7 +290,16 @@ class LLMSpeed:
         out["host"] = asdict(self.host)
         out["rates"] = asdict(self.rates)
         fraction, basis = matmul_fraction(self.rates)
-        out["matmul_fraction"] = {"fraction": fraction, "basis": basis}
+        matmul = reached_matmul(self.rates.name)
+        bandwidth = reached_bandwidth(self.rates.name)
+        out["reached"] = {
+            "matmul_fraction": fraction,
+            "matmul_basis": basis,
+            "matmul_url": matmul.url if matmul else None,
+            "bandwidth_gbps": bandwidth.value if bandwidth else None,
+            "bandwidth_source": f"{bandwidth.source}, {bandwidth.as_of}" if bandwidth else None,
+            "bandwidth_url": bandwidth.url if bandwidth else None,
+        }
         out["method"] = METHOD
         out["kind"] = "predicted"
         return out
