@@ -289,6 +289,8 @@ def picker_data() -> dict[str, Any]:
             "describe": task["describe"],
             # Whose memory the cells are: transformers' (PyTorch allocator) or llama.cpp's buffers.
             "engine": task.get("engine", "transformers"),
+            # llama.cpp's file per model (Q4_K_M, or the model's own MXFP4).
+            "files": {r["model"]: _gguf_label(r) for r in rows} if key == speed.get("gguf_task") else None,
             # Inference cells are the longest prompt at the setup's batch; training cells the largest
             # batch of samples of the setup's length.
             "axis": "tokens" if setup["mode"] == "inference" else "batch",

@@ -151,6 +151,10 @@
         notPredicted("The table holds " + modeLabel + " with " + held + " weights only, not " + weights);
         return;
       }
+      if (task.files && task.files[model.key]) {
+        // llama.cpp runs a GGUF file: Q4_K_M, or the model's own MXFP4 (gpt-oss).
+        setting = model.title + " on " + gpu.label + ", " + modeLabel + " in llama.cpp with its GGUF " + task.files[model.key] + " file";
+      }
       var value = (task.largest[model.key] || {})[gpu.key];
       if (value === null || value === undefined) {
         if (task.left_out) {
