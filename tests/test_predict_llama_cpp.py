@@ -132,3 +132,15 @@ def test_an_engine_with_a_format_or_mode_it_cant_run_says_what_to_use(args, mess
     result = CliRunner().invoke(app, ["predict", "--model", "llama-3.2-1b", "--gpu", "T4", *args])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert message in " ".join(result.output.split())
+
+
+@pytest.mark.slow
+def test_predict_in_llama_cpp_says_when_the_model_does_not_fit_whole():
+    from benchlib.cli import app
+
+    args = ["predict", "--engine", "llama.cpp", "--model", "llama-3.3-70b", "--gpu", "RTX 4090"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "does not fit the GeForce RTX 4090 whole in llama.cpp" in said and "-ngl" in said
+    assert all(len(line) <= 80 for line in result.output.splitlines())

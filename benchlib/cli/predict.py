@@ -8,6 +8,7 @@ model, GPU, engine, mode or format that doesn't apply) ends with a one-line mess
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.models.trainable import ModelSpec
     from benchlib.predict.hosts import Host
+    from benchlib.predict.llm_memory import Setup
     from benchlib.predict.llm_options import LLMOptions
     from benchlib.predict.llm_speed import LLMSpeed
     from benchlib.predict.speed import SpeedPrediction
@@ -197,7 +199,30 @@ def _predict_language_model(
     speed = predict_llm_speed(
         model, spec, resolved.setup, resolved.engine, cache_dir=cache_folder("fit-llm"), host=host
     )
-    return speed, resolved.note
+    note = resolved.note
+    if resolved.engine.name == "llama.cpp":
+        split = _llama_cpp_split(model, spec, resolved.setup)
+        note = "; ".join(part for part in (note, split) if part) or None
+    return speed, note
+
+
+def _llama_cpp_split(model: LanguageModel, spec: AcceleratorSpec, setup: Setup) -> str | None:
+    """Where the model doesn't fit whole in llama.cpp, the layers that do (``-ngl``) and what that means
+    for the speed shown, which assumes every layer on the GPU."""
+    from benchlib.core.cache import cache_folder
+    from benchlib.predict.llama_cpp import fit_llama_cpp
+    from benchlib.predict.llm_memory import LLMPredictor
+    from benchlib.predict.memory import gpu_memory
+
+    weights = LLMPredictor(model, setup, cache_folder("fit-llm")).breakdown(1)["weights"]
+    fit = fit_llama_cpp(model, setup, gpu_memory(spec), weights)
+    if fit.fits:
+        return None
+    return (
+        f"{model.title} does not fit the {spec.name} whole in llama.cpp at {setup.seq_len:,} tokens: -ngl "
+        f"{fit.gpu_layers} puts {fit.gpu_layers} of {fit.layers} layers on the GPU and runs the rest on the "
+        "CPU, far slower than these speeds, which assume every layer on the GPU (the CPU's share is not predicted)"
+    )
 
 
 def _published_check(p: LLMSpeed) -> dict[str, Any] | None:
@@ -327,7 +352,7 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None, comm
     table.add_row("measure it", command)
     console.print(table)
     if note:
-        typer.echo(f"Note: {note}.")
+        typer.echo(textwrap.fill(f"Note: {note}.", width=80))
     typer.echo(
         "A prediction, not a measurement: benchmarks/llm_speed_published.py compares\n"
         "predictions with published throughput."
