@@ -466,12 +466,13 @@ def test_the_extrapolation_from_two_depths_still_equals_a_full_depth_trace(confi
 
 
 @pytest.mark.slow
-def test_a_gguf_model_splits_over_two_gpus(llama_json):
-    # The split reads the embeddings' stored bytes: a GGUF embedding holds packed rows, no weight.
+def test_a_gguf_model_in_llama_cpp_spreads_its_layers_over_two_gpus(llama_json):
     args = ("--model", llama_json, "--gpu", "T4", "--weights", "gguf-q4_k_m", "--seq-len", "64", "--json")
     one = json.loads(invoke(*args).stdout)
     result = invoke(*args, "--gpus", "2")
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
     two = json.loads(result.stdout)
-    assert len(two["per_gpu"]) == 2 and two["peak_bytes"] == max(two["per_gpu"])
-    assert two["tensor_peak_bytes"] < one["tensor_peak_bytes"]
+    assert one["engine"] == two["engine"] == "llama.cpp" and (one["gpus"], two["gpus"]) == (1, 2)
+    assert two["largest_context"] >= one["largest_context"]
+    refused = invoke(*args, "--gpus", "2", "--parallel", "data")
+    assert refused.exit_code == 2 and "--parallel data with --engine llama.cpp" in said(refused)

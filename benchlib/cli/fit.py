@@ -273,12 +273,15 @@ def _fit_llama_cpp(flags: FitFlags, model: LanguageModel, setup: Setup, device: 
     from benchlib.predict.llama_cpp import fit_llama_cpp
     from benchlib.predict.llm_memory import LLMPredictor
 
-    if flags.gpus != 1:
-        raise ValueError(f"--gpus {flags.gpus} with --engine llama.cpp: splitting a model over GPUs is not modelled")
+    if flags.parallel != "layers":
+        raise ValueError(
+            f"--parallel {flags.parallel} with --engine llama.cpp: llama.cpp splits the layers over GPUs "
+            "(--split-mode layer); use --parallel layers"
+        )
     if flags.batch not in (None, 1):
         raise ValueError(f"--batch {flags.batch} with --engine llama.cpp: its memory is predicted for one sequence")
     weights = LLMPredictor(model, setup, cache_folder("fit-llm")).breakdown(1)["weights"]
-    fit = fit_llama_cpp(model, setup, device, weights)
+    fit = fit_llama_cpp(model, setup, device, weights, flags.gpus)
     if flags.as_json:
         typer.echo(json.dumps(fit.as_dict(), indent=2))
         return

@@ -18,7 +18,6 @@ row, so every training row is held out.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -79,7 +78,6 @@ CEILING_TFLOPS_GRID = tuple(float(x) for x in range(50, 401, 10))
 STEP_MS_GRID = tuple(round(0.25 * x, 2) for x in range(0, 25))
 STREAM_GRID = tuple(round(0.40 + 0.05 * x, 2) for x in range(12))  # 0.40 ... 0.95
 ATTENTION_GRID = tuple(round(0.05 + 0.05 * x, 2) for x in range(19))  # 0.05 ... 0.95
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*B\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -172,14 +170,6 @@ def gpu_class(gpu: str) -> str:
 
 def half_of(source: str) -> str:
     return CALIBRATION if source in CALIBRATION_SOURCES else HELD_OUT
-
-
-def size_of(model: LanguageModel) -> float:
-    """The parameter count in billions the model's title states (Qwen2.5 14B: 14.0)."""
-    match = _SIZE.search(model.title) or _SIZE.search(model.name)
-    if match is None:
-        raise ValueError(f"{model.name}: its title states no size, which the halves are split by")
-    return float(match.group(1))
 
 
 def _setup(published: PublishedSpeed, spec: AcceleratorSpec) -> Any:

@@ -142,6 +142,7 @@ class LlamaCppFit:
     cuda_context: int
     largest_context: int  # at full offload; 0 where even a 1-token context doesn't fit
     limit: int
+    gpus: int = 1  # the layers spread over this many GPUs (--split-mode layer)
 
     @property
     def gpu_bytes(self) -> int:
@@ -180,6 +181,7 @@ class LlamaCppFit:
             "usable_bytes": self.device.usable_bytes,
             "largest_context": self.largest_context,
             "limit": self.limit,
+            "gpus": self.gpus,
             "method": METHOD,
             "kind": "predicted",
         }
@@ -230,6 +232,7 @@ def fit_llama_cpp(
         cuda_context=CUDA_CONTEXT_BYTES,
         largest_context=_largest_context(shape, usable, limit),
         limit=limit,
+        gpus=gpus,
     )
 
 

@@ -15,7 +15,6 @@ from benchlib.predict.engines import Engine, default_engine, find_engine
 from benchlib.predict.llm_memory import COMPUTE_DTYPES, DEFAULT_LORA_TARGETS, DEFAULT_SEQ_LEN, Setup, make_setup
 from benchlib.predict.weight_formats import (
     GGUF_FORMATS,
-    GGUF_NOTE,
     MXFP4_SOFTWARE_NOTE,
     NATIVE_MXFP4_MODEL_TYPES,
     dequantized_on,
@@ -57,8 +56,6 @@ def runs_as(setup: Setup, spec: AcceleratorSpec | None) -> tuple[Setup, str | No
             return replace(setup, weights=setup.dtype), why
     if setup.weights == "mxfp4":
         return setup, MXFP4_SOFTWARE_NOTE
-    if setup.weights in GGUF_FORMATS:
-        return setup, GGUF_NOTE
     return setup, None
 
 
@@ -144,7 +141,5 @@ class LLMOptions:
             kv_cache=kv_cache,
         )
         setup, note = runs_as(asked, self.gpu)  # e.g. FP8 dequantized on a GPU before compute capability 8.9
-        if engine.name == "llama.cpp" and note == GGUF_NOTE:
-            note = None  # llama.cpp runs the file as it is
         engine.check(setup.mode, setup.weights)
         return ResolvedSetup(setup, engine, note)

@@ -288,7 +288,3 @@ MXFP4_SOFTWARE_NOTE = (
     "MXFP4 experts stay 4-bit only where triton >= 3.4 and the kernels package are installed; "
     "without them transformers dequantizes the experts to bf16 (predict that with --weights bf16)"
 )
-GGUF_NOTE = (
-    "GGUF weights as llama.cpp holds them (llama-quantize's mix for this file type); transformers' "
-    "from_pretrained(gguf_file=...) would dequantize them instead (predict that with --weights bf16)"
-)
