@@ -68,6 +68,9 @@ def main() -> None:
             f"{s['median_abs_error']:>6.0%} {s['worst_error']:>+6.0%} {ratio['p10']:>5.2f} {ratio['median']:>5.2f} "
             f"{ratio['p90']:>5.2f}  {verdict}"
         )
+    for name, engine in ENGINES.items():
+        if not any(s["engine"] == name and s["half"] == HELD_OUT for s in summaries(rows)):
+            print(f"{name}: no held-out source measured with the release its constants stand for ({engine.version})")
     checked = {(s["kind"]) for s in summaries(rows) if s["half"] == HELD_OUT}
     for kind in TARGETS:
         if kind not in checked:
