@@ -56,6 +56,7 @@ from benchlib.predict.memory import (
     CUDA_CONTEXT_SOURCE,
     DeviceMemory,
     gpu_memory,
+    memory_limit,
 )
 from benchlib.predict.published_memory import (
     PUBLISHED,
@@ -81,6 +82,8 @@ TABLE_ENGINES = (EAGER, SERVED, LLAMA_CPP)
 SERVING_BATCH_CAP = 64
 # The batches each training step is counted at; a cell's batch is interpolated between the two around it.
 TRAINING_BATCHES = (1, 8, 64)
+# A budget no model here exceeds: llama.cpp's buffers with every layer on the GPU.
+UNLIMITED = 1 << 50
 # Columns where the served engine is not predicted, and why (the page's legend says so).
 NO_SERVED_ENGINE = {
     "t4x2": "vLLM splits a model over two GPUs with tensor parallelism, which is not modelled",
@@ -344,7 +347,9 @@ def _llama_cpp_cells(
     setup = replace(task.setup, weights=llama_cpp_weights(model, None))
     weights = LLMPredictor(model, setup, cache_dir).breakdown(1)["weights"]
     cells = {c.key: fit_llama_cpp(model, setup, one, weights, c.count).largest_context for c, one in columns}
-    at_prompt = fit_llama_cpp(model, setup, columns[0][1], weights)
+    # The buffers with every layer on the GPU, whichever column they fit.
+    at_prompt = fit_llama_cpp(model, setup, memory_limit(UNLIMITED), weights)
+    assert at_prompt.fits
     peak = {
         "weights": at_prompt.model_buffer,
         "kv_cache": at_prompt.kv_cache,
