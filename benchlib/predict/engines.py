@@ -77,7 +77,7 @@ LLAMA_CPP_STREAM = 0.85
 LLAMA_CPP_ATTENTION = 0.50
 LLAMA_CPP_QUANTIZED = 0.70
 LLAMA_CPP_MATMUL_CEILING = 100.0
-LLAMA_CPP_VERSION = "builds 2824-2843 (May 2024)"
+LLAMA_CPP_VERSION = "builds 2824-2843"
 LLAMA_CPP_AS_OF = "2024-05"
 LLAMA_CPP_BASIS = "fitted by benchmarks/llm_speed_published.py on Xiongjie Dai's llama-bench rows (May 2024, 8 GPUs)"
 
