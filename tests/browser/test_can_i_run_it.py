@@ -133,6 +133,19 @@ def pick(page, **choices: str) -> dict[str, str]:
     }
 
 
+def test_the_picker_answers_gpt_oss_20b_on_a_t4_in_llama_cpp_with_its_own_mxfp4_file(can_i, page_log):
+    table = read_table("can_i_run_it")
+    row = next(r for r in table["rows"] if r["model"] == "gpt-oss-20b")
+    assert row["cells"]["inference-gguf-q4_k_m"]["t4"] == row["max_positions"]
+    answer = pick(can_i, model="gpt-oss-20b", gpu="t4", mode="inference", weights="gguf-q4_k_m", tokens="1024")
+    assert answer["verdict"] == "fits", answer
+    assert "in llama.cpp with its GGUF MXFP4 file" in answer["text"]
+    rate = row["decode_tokens_per_s"]["llama.cpp"]["t4"]
+    assert f"about {rate_text(rate)} tokens/s in llama.cpp" in answer["speed"]
+    assert "llama.cpp's GPU buffers" in answer["peak"]
+    assert not page_log.blocked_requests and not page_log.console_errors
+
+
 def test_the_picker_answers_a_training_batch_from_the_table(can_i, page_log):
     table = read_table("can_i_run_it")
     row = next(r for r in table["rows"] if r["model"] == "llama-3.1-8b")
