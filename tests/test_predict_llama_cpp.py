@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from fit_cli import invoke as fit
 from typer.testing import CliRunner
 
 from benchlib.catalog.gpus import find_gpu
@@ -15,7 +16,6 @@ from benchlib.predict.hosts import HOSTS, default_host, find_host
 from benchlib.predict.llama_cpp import compute_buffer_bytes, fit_llama_cpp, kv_cache_bytes, shape_of
 from benchlib.predict.llm_memory import LLMPredictor, make_setup
 from benchlib.predict.memory import gpu_memory
-from tests.fit_cli import invoke as fit
 
 # A published llama.cpp load log: Llama 3 8B (a Llama 3.1 8B shape) in Q4_K_M on an RTX 3070, n_ctx 512,
 # every layer offloaded: "CPU buffer size = 281.81 MiB", "CUDA0 buffer size = 4403.49 MiB",
