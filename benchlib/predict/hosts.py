@@ -7,9 +7,10 @@ whose kernels are short, goes at the speed of the host. That time belongs to the
 a desktop's few fast cores launch faster than a server's many slower ones, and a notebook's
 shared vCPUs are slower still.
 
-Each host class has its launch cost, set once from published measurements whose host is known or
-clearly implied, and says which. Each GPU gets the host readers find it on (`default_host`);
-``--host`` overrides it.
+Each host class has its launch cost, set once: fitted on published measurements whose host is
+known or clearly implied, and says which; where none was found (Colab's and Kaggle's VMs), assumed
+a server's and labelled so. Each GPU gets the host readers find it on (`default_host`); ``--host``
+overrides it.
 """
 
 from __future__ import annotations
