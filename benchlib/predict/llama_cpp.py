@@ -153,11 +153,6 @@ class LlamaCppFit:
         """The whole model and its context on the GPU (llama.cpp's ``-ngl 99``)."""
         return self.gpu_layers == self.layers and self.output_on_gpu
 
-    @property
-    def offloaded_share(self) -> float:
-        """The share of the layers' weights read from the GPU at each token."""
-        return self.gpu_layers / self.layers
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "model": self.model,
