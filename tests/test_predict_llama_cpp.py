@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from benchlib.catalog.gpus import find_gpu
 from benchlib.catalog.language_models import resolve_model
+from benchlib.core.package_data import data_file, sourced_rows
 from benchlib.core.units import MIB
 from benchlib.predict.engines import ENGINES
 from benchlib.predict.hosts import HOSTS, default_host, find_host
@@ -17,11 +18,8 @@ from benchlib.predict.llama_cpp import compute_buffer_bytes, fit_llama_cpp, kv_c
 from benchlib.predict.llm_memory import LLMPredictor, make_setup
 from benchlib.predict.memory import gpu_memory
 
-# A published llama.cpp load log: Llama 3 8B (a Llama 3.1 8B shape) in Q4_K_M on an RTX 3070, n_ctx 512,
-# every layer offloaded: "CPU buffer size = 281.81 MiB", "CUDA0 buffer size = 4403.49 MiB",
-# "CUDA0 KV buffer size = 64.00 MiB", "CUDA0 compute buffer size = 258.50 MiB"
-# (https://github.com/developer0hye/llama-3-korean-bllossom-8b-q4-docker, README, 2024-06).
-LOG = {"host": 281.81 * MIB, "model": 4403.49 * MIB, "kv": 64.00 * MIB, "compute": 258.50 * MIB}
+# A published llama.cpp load log (reported data, with its source and quoted lines).
+LOGGED = data_file("published_llama_cpp_memory.yaml")
 
 
 def _setup(weights: str, seq_len: int):
@@ -34,15 +32,23 @@ def _weights(model, setup) -> int:
 
 @pytest.mark.slow
 def test_the_buffers_are_the_ones_llama_cpp_logs_for_llama_3_8b():
-    model = resolve_model("llama-3.1-8b")
-    setup = _setup("gguf-q4_k_m", 512)
-    # The RTX 3070 isn't in the specs; the buffers don't depend on the card, only whether they fit.
+    rows = sourced_rows(LOGGED)
+    source = rows[0][0]
+    assert {s["id"] for s, _ in rows} == {source["id"]}
+    model = resolve_model(source["model"])
+    setup = _setup(source["weights"], int(source["n_ctx"]))
+    # The card logged isn't in the specs; the buffers don't depend on the card, only whether they fit.
     fit = fit_llama_cpp(model, setup, gpu_memory(find_gpu("RTX 4090")), _weights(model, setup))
     assert fit.fits
-    assert fit.host_model_buffer == pytest.approx(LOG["host"], rel=0.001)
-    assert fit.model_buffer == pytest.approx(LOG["model"], rel=0.005)
-    assert fit.kv_cache == pytest.approx(LOG["kv"], rel=0.001)
-    assert fit.compute_buffer == pytest.approx(LOG["compute"], rel=0.001)
+    predicted = {
+        "host_model": fit.host_model_buffer,
+        "gpu_model": fit.model_buffer,
+        "kv": fit.kv_cache,
+        "compute": fit.compute_buffer,
+    }
+    for _, row in rows:
+        assert f"{row['value_mib']:.2f} MiB" in row["quote"]
+        assert predicted[row["buffer"]] == pytest.approx(row["value_mib"] * MIB, rel=0.005), row["buffer"]
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from benchlib.catalog.gpus import find_gpu
 from benchlib.catalog.language_models import resolve_model
+from benchlib.catalog.reached_rates import reached_matmul
 from benchlib.derive.published_llm_speed import FITTED
 from benchlib.predict.engines import DEQUANTIZE, ENGINES, EngineMismatch
 from benchlib.predict.hosts import HOSTS
@@ -177,9 +178,11 @@ def test_the_done_when_command_prints_decode_tokens_per_second(engine):
         assert check["held_out_rows"] > 0 and 0 <= check["held_out_median_abs_error"] < 1
         assert check["band"]["p10"] <= 1 <= check["band"]["p90"]
     # The A100's matmuls run at MAMF's reported rate for the card; no copy bandwidth is reported for it.
-    reached = answer["reached"]
-    assert reached["matmul_basis"].startswith("reported: 271.2 bf16 TFLOPS (ml-engineering-mamf")
-    assert reached["matmul_fraction"] == pytest.approx(271.2 / 312, rel=1e-3) and reached["bandwidth_gbps"] is None
+    reached, mamf = answer["reached"], reached_matmul(A100)
+    assert mamf is not None and mamf.source == "ml-engineering-mamf"
+    assert reached["matmul_basis"].startswith(f"reported: {mamf.value:g} {mamf.dtype} TFLOPS (ml-engineering-mamf")
+    peak = gpu_rates(find_gpu(A100)).peaks_tflops[mamf.dtype]
+    assert reached["matmul_fraction"] == pytest.approx(mamf.value / peak) and reached["bandwidth_gbps"] is None
     if engine == "transformers":
         # Qwen measured Qwen2-0.5B at 49.94 tok/s with generate() on this GPU; the roofline alone said 890.
         assert 25 < answer["decode_tokens_per_s"] < 100
