@@ -73,11 +73,15 @@ def test_cells_and_outputs_become_the_pages_markdown_in_order():
 
     assert markdown.startswith("# Title\n\nSome *prose*.\n\n")
     # A fence longer than any run of backticks in the code or its output; colour codes left out.
-    assert "````python\nprint('```')\n````\n\n````text\n```\n````" in markdown
-    assert '<div class="notebook-output">\n<div>\n<table>\n  <tr><th>a</th></tr>\n\n  <tr><td>1</td></tr>' in markdown
+    assert "````python\nprint('```')\n````\n\n" in markdown
+    assert "````text\n```\n````" in markdown
+    assert (
+        '<div class="notebook-output" data-search-exclude>\n<div>\n<table>\n  <tr><th>a</th></tr>\n\n  <tr><td>1</td></tr>'
+        in markdown
+    )
     assert "dataframe" not in markdown and "<style" not in markdown
     assert f"![output](data:image/png;base64,{PNG})" in markdown
-    assert "```python\n1 + 1\n```\n\n```text\n2\n```" in markdown
+    assert "```python\n1 + 1\n```" in markdown and "```text\n2\n```" in markdown
     assert len(re.findall(r"^`{3,}python$", markdown, re.M)) == 4, "an empty code cell shows nothing"
 
 

@@ -412,7 +412,7 @@ def measured_results(*chart_ids: str) -> str:
             )
     if not table:
         return render("buying_empty.html", what="measured")
-    return render("table.html", head=["Machine", "Device", "Chart", "Setting", "Best"], rows=table)
+    return render("table.html", head=["Machine", "Device", "Chart", "Setting", "Best"], rows=table, measured=True)
 
 
 @functools.cache

@@ -204,7 +204,7 @@ def _output_markdown(output: dict, where: str) -> str:
     from nbconvert.filters.ansi import strip_ansi
 
     if output["output_type"] == "stream":
-        return _fence(strip_ansi(_text(output["text"])), "text")
+        return _kept_out_of_search(_fence(strip_ansi(_text(output["text"])), "text"))
     data = output.get("data", {})
     kind = next((k for k in SHOWN_KINDS if k in data), None)
     if kind is None:
@@ -215,13 +215,20 @@ def _output_markdown(output: dict, where: str) -> str:
     value = _text(data[kind])
     if kind in ("text/html", "image/svg+xml"):
         html = _DATAFRAME_STYLE.sub("", value).replace(_DATAFRAME_TABLE, "<table>")
-        # One raw HTML block: Markdown leaves it as it is, whatever blank lines it holds.
-        return f'<div class="notebook-output">\n{html.strip()}\n</div>'
+        # One raw HTML block: Markdown leaves it as it is, whatever blank lines it holds. Out of the
+        # search index, as _kept_out_of_search says.
+        return f'<div class="notebook-output" data-search-exclude>\n{html.strip()}\n</div>'
     if kind in ("image/png", "image/jpeg"):
         return f"![output](data:{kind};base64,{value.strip()})"
     if kind == "text/markdown":
         return value
-    return _fence(strip_ansi(value), "text")
+    return _kept_out_of_search(_fence(strip_ansi(value), "text"))
+
+
+def _kept_out_of_search(markdown: str) -> str:
+    """``markdown`` in a block the search index skips: a run's outputs (timings, file names) change
+    from machine to machine, and some runs of digits break the index of Material's search (lunr)."""
+    return f'<div class="notebook-output" data-search-exclude markdown>\n\n{markdown}\n\n</div>'
 
 
 def notebook_to_markdown(nb, notebook: Path) -> str:

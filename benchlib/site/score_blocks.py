@@ -40,10 +40,12 @@ def _one_decimal(value: float) -> str:
 
 
 def _relative(file: str) -> str:
+    """The results file as the page names it: from the project's root, or by its name alone where it
+    lies elsewhere (the build's own measurement, in the cache folder), so no local path shows."""
     try:
         return str(Path(file).resolve().relative_to(project_root().resolve()))
     except ValueError:
-        return file
+        return Path(file).name
 
 
 def _bars(scores: pd.DataFrame) -> pd.DataFrame:
