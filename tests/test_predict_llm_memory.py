@@ -415,8 +415,8 @@ def test_fit_builds_a_model_from_a_factory(tmp_path, monkeypatch):
             ["--model", "resnet50", "--gpu", "T4", "--mode", "lora"],
             "--mode lora: resnet50 is one of the five built-in networks",
         ),
-        (["--model", "llama-3.2-1b", "--gpu", "T4", "--gpus", "0"], "--gpus 0: give 1 or more GPUs"),
-        (["--model", "llama-3.2-1b", "--gpu", "T4", "--gpus", "-2"], "--gpus -2: give 1 or more GPUs"),
+        (["--model", "llama-3.2-1b", "--gpu", "T4", "--gpus", "0"], "--gpus must be at least 1, got 0"),
+        (["--model", "llama-3.2-1b", "--gpu", "T4", "--gpus", "-2"], "--gpus must be at least 1, got -2"),
         (["--model", "resnet50", "--gpu", "T4", "--gpus", "2"], "--gpus 2: sharing work over GPUs applies to"),
     ],
 )

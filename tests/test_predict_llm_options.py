@@ -87,3 +87,9 @@ def test_a_plain_memory_budget_keeps_the_weights_dtype():
 def test_an_unknown_engine_is_refused_before_the_model_is_looked_up():
     with pytest.raises(ValueError, match="--engine 'vlm': choose one of transformers, vllm"):
         LLMOptions(find_gpu("T4"), engine="vlm")
+
+
+@pytest.mark.parametrize(("given", "flag"), [({"batch": 0}, "--batch"), ({"seq_len": 0}, "--seq-len")])
+def test_a_zero_given_is_refused_not_read_as_the_default(given, flag):
+    with pytest.raises(ValueError, match=f"{flag}.* must be at least 1"):
+        LLMOptions(find_gpu("T4"), **given).resolve(resolve_model(MODEL))

@@ -15,7 +15,16 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 
-from benchlib.cli.output import DETAIL_INDENT, Wrapped, console, err, print_error, progress_bar, usage_error
+from benchlib.cli.output import (
+    DETAIL_INDENT,
+    Wrapped,
+    at_least,
+    console,
+    err,
+    print_error,
+    progress_bar,
+    usage_error,
+)
 from benchlib.core.budgets import DEFAULT_MINUTES, TINY_MINUTES
 from benchlib.core.units import format_bytes
 from benchlib.measure import campaign as plan_module
@@ -38,7 +47,7 @@ def campaign(
         float | None,
         typer.Option(
             "--minutes",
-            min=0.5,
+            callback=at_least(0.5),
             help="Time budget: a step that would end later is skipped and listed. [default: 9, or 5 with --tiny]",
             show_default=False,
         ),

@@ -15,7 +15,7 @@ import typer
 from rich.text import Text
 
 from benchlib.cli.campaign import DEVICES, measure, report
-from benchlib.cli.output import Wrapped, console, err, print_error, usage_error
+from benchlib.cli.output import Wrapped, at_least, console, err, print_error, usage_error
 from benchlib.results.contribution import INBOX, Contribution
 
 REPOSITORY = "https://github.com/gpu-field-guide/gpu-field-guide"
@@ -39,7 +39,7 @@ def contribute(
         float | None,
         typer.Option(
             "--minutes",
-            min=0.5,
+            callback=at_least(0.5),
             help="Time budget for the measuring; steps that would end later are skipped. [default: 9, or 5 with --tiny]",
             show_default=False,
         ),

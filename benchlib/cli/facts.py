@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from benchlib.cli.output import console, usage_error
+from benchlib.cli.output import at_least, console, usage_error
 from benchlib.core.freshness import STALE_AFTER_MONTHS, age_in_months, age_text, build_date, is_stale, months_before
 from benchlib.derive.dated_facts import ORIGIN_FILES, dated_facts
 
@@ -19,7 +19,7 @@ def facts(
         int | None,
         typer.Option(
             "--older-than",
-            min=0,
+            callback=at_least(0),
             metavar="MONTHS",
             help=f"Only facts at least this many months old. The site marks facts older than {STALE_AFTER_MONTHS}.",
         ),

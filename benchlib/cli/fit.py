@@ -25,7 +25,7 @@ from benchlib.cli.fit_options import (
     parse_bytes,
     parse_shape,
 )
-from benchlib.cli.output import console, usage_error
+from benchlib.cli.output import at_least, console, usage_error
 from benchlib.core.units import format_bytes
 
 if TYPE_CHECKING:
@@ -79,16 +79,22 @@ class FitFlags:
     ] = None
     mode: ModeOpt = None
     batch: Annotated[
-        int | None, typer.Option("--batch", help="Also say whether this batch fits (language models: default 1).")
+        int | None,
+        typer.Option(
+            "--batch", callback=at_least(1), help="Also say whether this batch fits (language models: default 1)."
+        ),
     ] = None
     seq_len: Annotated[
         int | None,
         typer.Option(
-            "--seq-len", help="Language models: tokens per sample (default 2048, or the model's limit if shorter)."
+            "--seq-len",
+            callback=at_least(1),
+            help="Language models: tokens per sample (default 2048, or the model's limit if shorter).",
         ),
     ] = None
     lora_rank: Annotated[
-        int | None, typer.Option("--lora-rank", help="lora/qlora: the adapters' rank (default 16).")
+        int | None,
+        typer.Option("--lora-rank", callback=at_least(1), help="lora/qlora: the adapters' rank (default 16)."),
     ] = None
     lora_targets: Annotated[
         str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")
@@ -113,6 +119,7 @@ class FitFlags:
         int,
         typer.Option(
             "--gpus",
+            callback=at_least(1),
             help="Language models: this many GPUs, sharing the work as --parallel says (Kaggle's two "
             "T4s: --gpus 2); the answer is the fullest GPU's.",
         ),
@@ -195,8 +202,6 @@ def _fit_builtin(flags: FitFlags) -> None:
         device = _device(spec, flags.memory_limit)
         shape = parse_shape(flags.input) if flags.input else None
         get_model(flags.model).dims(flags.size, shape)
-        if flags.batch is not None and flags.batch < 1:
-            raise ValueError(f"--batch {flags.batch}: must be at least 1")
         if spec and dtype == "bf16":
             check_bf16(spec, "--dtype bf16")
     except (UnknownGPU, ValueError) as exc:

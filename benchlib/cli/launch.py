@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from benchlib.cli.output import console, err, exit_if_failed, records_table, usage_error
+from benchlib.cli.output import at_least, console, err, exit_if_failed, records_table, usage_error
 
 
 def launch(
@@ -21,7 +21,7 @@ def launch(
             "--nproc-per-node",
             "--nproc",
             "-n",
-            min=1,
+            callback=at_least(1),
             help="N, the devices to scale to (torch: processes). Default: every GPU or TPU chip, or 2 on a CPU.",
         ),
     ] = None,

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from benchlib.cli.fit_options import DtypeOpt, InputOpt, ModelOpt, ModelSizeOpt, OptimizerOpt, parse_bytes, parse_shape
-from benchlib.cli.output import err, usage_error
+from benchlib.cli.output import at_least, err, usage_error
 from benchlib.core.units import format_bytes
 from benchlib.measure.max_batch import DEFAULT_BATCH_LIMIT, DEFAULT_STEPS, TrialOutcome
 
@@ -34,10 +34,12 @@ def max_batch(
             help="Cap on the trial's memory, e.g. 2GiB. On CPU the default is half the memory free now.",
         ),
     ] = None,
-    start: Annotated[int, typer.Option(help="First batch size tried.")] = 1,
-    batch_limit: Annotated[int, typer.Option("--batch-limit", help="Largest batch size tried.")] = DEFAULT_BATCH_LIMIT,
+    start: Annotated[int, typer.Option(callback=at_least(1), help="First batch size tried.")] = 1,
+    batch_limit: Annotated[
+        int, typer.Option("--batch-limit", callback=at_least(1), help="Largest batch size tried.")
+    ] = DEFAULT_BATCH_LIMIT,
     steps: Annotated[
-        int, typer.Option(help="Full training steps per trial, after the optimizer state exists.")
+        int, typer.Option(callback=at_least(1), help="Full training steps per trial, after the optimizer state exists.")
     ] = DEFAULT_STEPS,
     size: ModelSizeOpt = "full",
     out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json.")] = Path(
@@ -60,10 +62,8 @@ def max_batch(
         shape = parse_shape(input) if input else None
         spec.dims(size, shape)
         limit_bytes = parse_bytes(memory_limit) if memory_limit else None
-        if start < 1 or batch_limit < start:
-            raise ValueError(f"--start {start} and --batch-limit {batch_limit}: need 1 <= start <= batch limit")
-        if steps < 1:
-            raise ValueError(f"--steps {steps}: at least one step is needed")
+        if batch_limit < start:
+            raise ValueError(f"--batch-limit {batch_limit} is below --start {start}; give a limit of at least {start}")
         from benchlib.backends.torch_backend import resolve_device
 
         resolved = resolve_device(device)

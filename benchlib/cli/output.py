@@ -7,7 +7,8 @@ as rich markup: a device name like "[/]" must neither style the output nor crash
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 
 import typer
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -33,6 +34,26 @@ def usage_error(message: str) -> typer.Exit:
     """Print ``error: message`` and return the exit (code 2) for the caller to raise."""
     print_error(message)
     return typer.Exit(2)
+
+
+def at_least(minimum: float) -> Callable[[typer.CallbackParam, float | None], float | None]:
+    """An option's callback that refuses a number below ``minimum`` (or not finite) in one line naming
+    the option, while the command line is read: before a model is looked up or a run starts.
+
+    Each numeric option declares its least value with it, so every command checks its numbers the same way.
+    """
+
+    def check(param: typer.CallbackParam, value: float | None) -> float | None:
+        if value is None:
+            return value
+        flag, given = param.opts[0], f"{value:g}" if isinstance(value, float) else str(value)
+        if not math.isfinite(value):
+            raise usage_error(f"{flag} must be a finite number, got {given}")
+        if value < minimum:
+            raise usage_error(f"{flag} must be at least {minimum:g}, got {given}")
+        return value
+
+    return check
 
 
 def exit_if_failed(failed: Sequence[MeasurementRecord]) -> None:

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from benchlib.cli.fit import ModelOpt
 from benchlib.cli.fit_options import ENGINE_HELP, KV_CACHE_HELP, WEIGHTS_HELP
-from benchlib.cli.output import console, usage_error
+from benchlib.cli.output import at_least, console, usage_error
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
@@ -55,6 +55,7 @@ def predict(
         int | None,
         typer.Option(
             "--batch",
+            callback=at_least(1),
             help="Samples per step (default 64 images, or 1 sequence). Inference: sequences decoded at "
             "once, and the decode rate is their sum.",
         ),
@@ -63,12 +64,14 @@ def predict(
         int | None,
         typer.Option(
             "--seq-len",
+            callback=at_least(1),
             help="Language models: tokens per sequence; for inference, the prompt "
             "and the KV cache a decode step reads (default 2048, or the model's limit).",
         ),
     ] = None,
     lora_rank: Annotated[
-        int | None, typer.Option("--lora-rank", help="lora/qlora: the adapters' rank (default 16).")
+        int | None,
+        typer.Option("--lora-rank", callback=at_least(1), help="lora/qlora: the adapters' rank (default 16)."),
     ] = None,
     lora_targets: Annotated[
         str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")

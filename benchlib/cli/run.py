@@ -22,6 +22,7 @@ from benchlib.backends import DeviceUnavailable
 from benchlib.cli.launch import launch
 from benchlib.cli.output import (
     Wrapped,
+    at_least,
     console,
     err,
     exit_if_failed,
@@ -104,7 +105,7 @@ def run(
         typer.Option(
             "--budget",
             metavar="SECONDS",
-            min=0,
+            callback=at_least(0),
             help="Start no workload that isn't expected to finish within this many seconds from now (the estimates printed before the run starts); the rest are recorded as skipped, to finish later with --resume.",
         ),
     ] = None,
@@ -119,7 +120,7 @@ def run(
         int | None,
         typer.Option(
             "--devices",
-            min=1,
+            callback=at_least(1),
             metavar="N",
             help="Data-parallel training on 1 and on N devices instead of the suite; the same as `benchlib launch --nproc N`.",
         ),

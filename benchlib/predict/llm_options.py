@@ -132,8 +132,9 @@ class LLMOptions:
             self.mode or "inference",
             weights=weights,
             dtype=dtype,
-            batch=self.batch or 1,
-            seq_len=self.seq_len or min(DEFAULT_SEQ_LEN, model.max_positions()),
+            # Only an option not given takes the default: a 0 given is refused by make_setup, not read as 1.
+            batch=1 if self.batch is None else self.batch,
+            seq_len=min(DEFAULT_SEQ_LEN, model.max_positions()) if self.seq_len is None else self.seq_len,
             lora_rank=self.lora_rank,
             lora_targets=self.lora_targets,
             grad_checkpointing=self.grad_checkpointing,
