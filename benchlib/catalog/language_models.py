@@ -17,7 +17,8 @@ from __future__ import annotations
 import copy
 import importlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -33,6 +34,17 @@ PEFT_TASKS = {"causal": "CAUSAL_LM", "classifier": "SEQ_CLS"}
 # DeepSeek): experts per layer, and per token.
 EXPERT_FIELDS = ("num_local_experts", "num_experts", "n_routed_experts")
 PER_TOKEN_FIELDS = ("num_experts_per_tok", "experts_per_token")
+# A decoder config's whole-number sizes, none of which a model can have fewer than one of.
+SIZE_FIELDS = (
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "vocab_size",
+    *EXPERT_FIELDS,
+    *PER_TOKEN_FIELDS,
+)
 # The kind of every decoder layer of a model whose config doesn't list them: they are all alike.
 ALIKE = "decoder"
 # Fields a config's fingerprint leaves out: they don't change the network.
@@ -110,8 +122,17 @@ class TracePlan:
 class LanguageModel:
     """A model to trace: a transformers config (reducible in depth) or a factory's plain torch model."""
 
-    def __init__(self, name: str, title: str, *, config: Any = None, factory: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        *,
+        config: Any = None,
+        factory: Callable[[], Any] | None = None,
+        shipped: bool = False,
+    ) -> None:
         self.name, self.title, self.config, self.factory = name, title, config, factory
+        self.shipped = shipped  # one of benchlib's configs, not the user's
         architecture = (getattr(config, "architectures", None) or ["AutoModelForCausalLM"])[0] if config else None
         self.architecture = architecture
         self.kind = next(
@@ -261,7 +282,7 @@ def _from_shipped(shipped: ShippedModel) -> LanguageModel:
 
     fields = dict(shipped.config)
     config = AutoConfig.for_model(fields.pop("model_type"), **fields)
-    return LanguageModel(shipped.name, shipped.title, config=config)
+    return LanguageModel(shipped.name, shipped.title, config=config, shipped=True)
 
 
 def _from_file(path: Path) -> LanguageModel:
@@ -280,11 +301,15 @@ def _from_file(path: Path) -> LanguageModel:
         ) from None
     if not isinstance(fields, dict) or "model_type" not in fields:
         raise ModelNotFound(f"--model {file}: a Hugging Face config.json needs a 'model_type' field (e.g. \"llama\")")
+    nested = isinstance(fields.get("text_config"), dict)
+    # The sizes as the file gives them, named so, before transformers' own checks answer in its words.
+    _check_sizes(fields["text_config"] if nested else fields, f"--model {file}", "text_config." if nested else "")
     try:
         config = AutoConfig.for_model(fields.pop("model_type"), **fields)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ModelNotFound(f"--model {file}: transformers can't read this config ({exc})") from None
+    except Exception as exc:  # transformers' validators raise classes of their own, not only ValueError
+        raise ModelNotFound(f"--model {file}: transformers can't read this config ({_one_line(exc)})") from None
     _check_expert_fields(file, fields, config)
+    check_config(config, f"--model {file}")
     return LanguageModel(str(file), file.parent.name or file.stem, config=config)
 
 
@@ -302,6 +327,83 @@ def _check_expert_fields(file: Path, fields: dict[str, Any], config: Any) -> Non
             )
 
 
+def check_config(config: Any, where: str) -> None:
+    """ModelNotFound naming the field, and what it should be, where a config can't describe a model
+    (`_check_sizes`). Checked before tracing, which would fail deep in transformers, or not at all."""
+    text = config.get_text_config()
+    _check_sizes(text.to_dict(), where, "" if text is config else "text_config.")
+
+
+def _check_sizes(fields: Mapping[str, Any], where: str, prefix: str) -> None:
+    """ModelNotFound naming the field where a decoder's ``fields`` can't describe a model: a size below
+    one, key-value heads that don't split the query heads into equal groups, or more experts per
+    token than there are."""
+    sizes = {}
+    for name in SIZE_FIELDS:
+        value = fields.get(name)
+        if value is None or isinstance(value, (list, tuple, dict)):  # not given, or given per layer
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ModelNotFound(f"{where}: {prefix}{name} is {value!r}; it must be a whole number")
+        if value < 1:
+            raise ModelNotFound(f"{where}: {prefix}{name} is {value}; it must be at least 1")
+        sizes[name] = value
+    heads, kv_heads = sizes.get("num_attention_heads"), sizes.get("num_key_value_heads")
+    if heads and kv_heads and heads % kv_heads:
+        raise ModelNotFound(
+            f"{where}: {prefix}num_key_value_heads {kv_heads} doesn't divide num_attention_heads {heads}; each "
+            f"key-value head serves an equal group of query heads, so give a divisor of {heads}"
+        )
+    experts = next((name for name in EXPERT_FIELDS if name in sizes), None)
+    per_token = next((name for name in PER_TOKEN_FIELDS if name in sizes), None)
+    if experts and per_token and sizes[per_token] > sizes[experts]:
+        raise ModelNotFound(
+            f"{where}: {prefix}{per_token} {sizes[per_token]} is more than the {sizes[experts]} experts "
+            f"({prefix}{experts}); a token is routed to at most that many"
+        )
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as its type and the first line of its message."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def _kind(value: Any) -> str:
+    return "None" if value is None else f"a {type(value).__name__}"
+
+
+def _checked_factory(spec: str, factory: Callable[[], Any]) -> Callable[[], Any]:
+    """``factory`` as benchlib calls it: what it raises, or a return that is no torch model, is one
+    ModelNotFound naming it; from a tuple such as ``(model, tokenizer)``, which loading helpers
+    return, its one torch model."""
+    name = f"{spec.partition(':')[2]}()"
+
+    def call() -> Any:
+        from torch import nn
+
+        try:
+            built = factory()
+        except Exception as exc:
+            raise ModelNotFound(f"--model {spec}: {name} raised {_one_line(exc)}") from None
+        if isinstance(built, (tuple, list)):
+            models = [item for item in built if isinstance(item, nn.Module)]
+            if len(models) == 1:
+                return models[0]
+            raise ModelNotFound(
+                f"--model {spec}: {name} returned a {type(built).__name__} holding {len(models)} torch models; "
+                "return the model alone, or with its tokenizer"
+            )
+        if not isinstance(built, nn.Module):
+            raise ModelNotFound(
+                f"--model {spec}: {name} returned {_kind(built)}; return a torch model (an nn.Module, "
+                "such as a transformers model), alone or with its tokenizer"
+            )
+        return built
+
+    return call
+
+
 def _from_factory(spec: str) -> LanguageModel:
     module_name, _, attribute = spec.partition(":")
     try:
@@ -312,7 +414,7 @@ def _from_factory(spec: str) -> LanguageModel:
         raise ModelNotFound(f"--model {spec}: {module_name} has no {attribute}") from None
     if not callable(factory):
         raise ModelNotFound(f"--model {spec}: {attribute} is not a function that returns a model")
-    return LanguageModel(spec, spec, factory=factory)
+    return LanguageModel(spec, spec, factory=_checked_factory(spec, factory))
 
 
 def _from_hub(model_id: str, also_known: tuple[str, ...]) -> LanguageModel:
@@ -331,6 +433,7 @@ def _from_hub(model_id: str, also_known: tuple[str, ...]) -> LanguageModel:
             f"unknown model {model_id!r}{hint}: not a shipped model, a config.json path or module:factory, and "
             f"the Hugging Face hub gave no config for it ({first}). Known here: {', '.join(known)}"
         ) from None
+    check_config(config, f"--model {model_id}")
     return LanguageModel(model_id, model_id, config=config)
 
 
@@ -365,4 +468,26 @@ def _with_transformers_config(model: LanguageModel) -> LanguageModel:
         return model
     if not getattr(config, "architectures", None):
         config.architectures = [type(built).__name__]
+    check_config(config, f"--model {model.name}: the model's config")
     return LanguageModel(model.name, model.name, config=config)
+
+
+@contextmanager
+def tracing(model: LanguageModel) -> Iterator[None]:
+    """Around a prediction: an error raised while tracing a model the user gave (a config.json, a hub
+    id, a factory) is one ModelNotFound naming it, since a user's config can fail inside transformers
+    in more ways than `check_config` foresees. A shipped model's error is benchlib's bug: it stays as raised.
+    """
+    try:
+        yield
+    except ValueError:  # benchlib's own messages, which name the option or field already
+        raise
+    except Exception as exc:
+        if model.shipped:
+            raise
+        what = (
+            "a plain torch model must take a batch of token ids and return logits"
+            if model.config is None
+            else "check its fields against the model's own config.json"
+        )
+        raise ModelNotFound(f"--model {model.name}: tracing it failed ({_one_line(exc)}); {what}") from None

@@ -225,7 +225,7 @@ def _fit_builtin(flags: FitFlags) -> None:
 
 def _fit_language_model(flags: FitFlags) -> None:
     from benchlib.catalog.gpus import UnknownGPU
-    from benchlib.catalog.language_models import ModelNotFound, resolve_model
+    from benchlib.catalog.language_models import ModelNotFound, resolve_model, tracing
     from benchlib.core.cache import cache_folder
     from benchlib.models.trainable import MODELS
     from benchlib.predict.llm_memory import predict_llm
@@ -252,17 +252,18 @@ def _fit_language_model(flags: FitFlags) -> None:
         )
         language_model = resolve_model(flags.model, also_known=tuple(MODELS))
         resolved = options.resolve(language_model)
-        if resolved.engine.name == "llama.cpp":
-            _fit_llama_cpp(flags, language_model, resolved.setup, device)
-            return
-        prediction = predict_llm(
-            language_model,
-            resolved.setup,
-            device,
-            cache_dir=cache_folder("fit-llm"),
-            gpus=flags.gpus,
-            parallel=flags.parallel,
-        )
+        with tracing(language_model):
+            if resolved.engine.name == "llama.cpp":
+                _fit_llama_cpp(flags, language_model, resolved.setup, device)
+                return
+            prediction = predict_llm(
+                language_model,
+                resolved.setup,
+                device,
+                cache_dir=cache_folder("fit-llm"),
+                gpus=flags.gpus,
+                parallel=flags.parallel,
+            )
         prediction.note = resolved.note
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))

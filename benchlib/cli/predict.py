@@ -101,7 +101,7 @@ def predict(
     method reached on published measurements.
     """
     from benchlib.catalog.gpus import UnknownGPU, find_gpu
-    from benchlib.catalog.language_models import ModelNotFound, resolve_model
+    from benchlib.catalog.language_models import ModelNotFound, resolve_model, tracing
     from benchlib.models.trainable import MODELS
     from benchlib.predict.hosts import find_host
     from benchlib.predict.llm_options import LLMOptions
@@ -133,7 +133,8 @@ def predict(
                 engine=engine,
             )
             language_model = resolve_model(model, also_known=tuple(MODELS))
-            speed, note = _predict_language_model(language_model, spec, options, host_class)
+            with tracing(language_model):
+                speed, note = _predict_language_model(language_model, spec, options, host_class)
             check = _published_check(speed)
             command = speed.engine.check_text(language_model.name, speed.setup.seq_len, speed.setup.batch)
             answer = speed.as_dict() | {
