@@ -4,8 +4,9 @@
 
 1. a shipped model (``benchlib/data/language_models.yaml``), by its short name or its Hugging Face id;
 2. a path to a ``config.json`` (or a folder holding one);
-3. ``package.module:factory``, a function returning a torch model (a transformers model is
-   traced like a config; a plain ``nn.Module`` must take token ids and return logits);
+3. ``package.module:factory``, a function returning a torch model, alone or in a tuple such as
+   ``(model, tokenizer)`` (a transformers model is traced like a config; a plain ``nn.Module`` must
+   take token ids and return logits);
 4. any other Hugging Face model id, whose config is fetched from the hub (as in Colab).
 
 Every model is built by transformers' own class for its config (``architectures[0]``), with no
