@@ -75,6 +75,31 @@ def test_check_names_each_stale_table_and_the_command_that_refreshes_it(fake):
     assert "Refresh it with `benchlib tables --only fake`" in output and "Traceback" not in output
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("inputs", ["input.txt"], "its 'inputs' field is a list, not a mapping of input names to digests"),
+        ("inputs", {"input.txt": 3}, "its 'inputs' field is a mapping whose values are not all text"),
+        ("inputs", None, "it has no 'inputs' field"),
+        ("versions", ["benchlib", "0.1.0"], "its 'versions' field is a list, not a mapping of packages to versions"),
+        ("versions", "0.1.0", "its 'versions' field is a str, not a mapping of packages to versions"),
+        ("versions", None, "it has no 'versions' field"),
+    ],
+)
+def test_check_names_the_field_of_a_table_of_the_wrong_shape(fake, field, value, said):
+    table, _ = fake
+    contents = tables.compute(table)
+    if value is None:
+        del contents[field]
+    else:
+        contents[field] = value
+    tables.write(table, contents)
+    result = CliRunner().invoke(app, ["tables", "--check", "--only", "fake"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    first = result.output.splitlines()[0]
+    assert first == f"error: {table.path} is stale: {said}. Refresh it with `benchlib tables --only fake`."
+
+
 def test_benchlib_tables_writes_what_check_then_finds_current(fake):
     table, _ = fake
     result = CliRunner().invoke(app, ["tables", "--only", "fake"])

@@ -216,8 +216,13 @@ def stale_reasons(table: Table) -> list[str]:
         stored = read(table.name, table.path)
     except TableMissing:
         return ["it is not a table `benchlib tables` wrote"]
+    try:
+        then = _names_to_text(stored, "inputs", "input names to digests")
+        used = _names_to_text(stored, "versions", "packages to versions")
+    except ValueError as exc:
+        return [str(exc)]
     reasons = []
-    now, then = table.inputs(), stored.get("inputs", {})
+    now = table.inputs()
     for name in sorted(set(now) | set(then)):
         if name not in then:
             reasons.append(f"{name} is new")
@@ -226,9 +231,21 @@ def stale_reasons(table: Table) -> list[str]:
         elif now[name] != then[name]:
             reasons.append(f"{name} changed")
     expected = locked_versions(table.packages) or installed_versions(table.packages)
-    used = stored.get("versions", {})
     for package, wanted in expected.items():
         if _base(str(used.get(package, "none"))) != _base(wanted):
             where = "the lock has" if package != "benchlib" else "benchlib is now"
             reasons.append(f"computed with {package} {used.get(package, 'none')}, {where} {wanted}")
     return reasons
+
+
+def _names_to_text(stored: dict[str, Any], field: str, what: str) -> dict[str, str]:
+    """``stored[field]``, a mapping of ``what`` as `compute` writes it; ValueError naming the field when
+    it is missing or of another shape (an edited or merged file), which would fail the comparison."""
+    if field not in stored:
+        raise ValueError(f"it has no {field!r} field")
+    value = stored[field]
+    if not isinstance(value, dict):
+        raise ValueError(f"its {field!r} field is a {type(value).__name__}, not a mapping of {what}")
+    if not all(isinstance(v, str) for v in value.values()):
+        raise ValueError(f"its {field!r} field is a mapping whose values are not all text")
+    return value
