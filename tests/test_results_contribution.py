@@ -93,7 +93,13 @@ def run(*, minutes: int = 0, disturbed: bool = False, complete: bool = True, m: 
         suite="standard",
         complete=complete,
         disturbed=disturbed,
-        plan=RunPlan(workloads=["matmul", "cnn"], size="standard", device="cuda", conditions={"matmul": conditions}),
+        plan=RunPlan(
+            workloads=["matmul", "cnn"],
+            size="standard",
+            device="cuda",
+            wall_s={"matmul": 2.0, "cnn": 3.0} if complete else {"matmul": 2.0},  # as the runner times them
+            conditions={"matmul": conditions},
+        ),
     )
 
 
@@ -154,12 +160,12 @@ def test_import_files_each_run_under_the_machines_folder_and_merges_a_known_mach
     earlier = run(minutes=30)
     write_results(earlier, results / earlier.machine.id / f"{earlier.run_id}.json")
     path = ready_file(tmp_path / "inbox")
-    outcomes = import_files([path], results)
-    assert [o.outcome for o in outcomes] == ["imported", "imported"]
+    [outcome] = import_files([path], results)
+    assert outcome.outcome == "imported" and len(outcome.destinations) == 2
     assert [p.name for p in results.iterdir()] == [earlier.machine.id]  # one folder: merged, not duplicated
     assert len(list((results / earlier.machine.id).glob("*.json"))) == 3
-    again = import_files([tmp_path / "inbox"], results)
-    assert [o.outcome for o in again] == ["duplicate", "duplicate"]
+    [again] = import_files([tmp_path / "inbox"], results)
+    assert again.outcome == "duplicate" and len(again.reasons) == 2
     filed = read_results(next(results.glob("*/*-abc000.json")))
     assert filed.machine.accelerators.nvidia[0].uuid is None
 
@@ -176,7 +182,8 @@ def test_a_run_that_failed_its_check_is_refused_until_sent_anyway(tmp_path):
     assert result.exit_code == 0, result.output
     assert "Ready to send" in result.output and "marked" in result.output
     assert read_contribution(path).check.sent_anyway
-    assert [o.outcome for o in import_files([path], tmp_path / "results")] == ["imported", "imported"]
+    [outcome] = import_files([path], tmp_path / "results")
+    assert outcome.outcome == "imported" and len(outcome.destinations) == 2
 
 
 def test_an_unfinished_run_or_a_failed_step_fails_the_check():

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+from click.testing import Result
 from site_samples import TFLOPS, measurement, results
+from test_results_contribution import machine, ready_file
 from typer.testing import CliRunner
 
 from benchlib.cli import app
@@ -18,6 +23,7 @@ MACHINE = Machine(
     id="colab-tesla-t4-1234abcd", label="Colab · Tesla T4", software=Software(python="3.11", torch="2.5.0")
 )
 WHEN = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
+MACHINE_ID = machine().id  # ready_file's contributions
 
 
 def contributed(tmp_path: Path, name: str, **overrides) -> Path:
@@ -39,7 +45,7 @@ def test_import_files_a_valid_run_by_machine_and_run_id(tmp_path):
     (outcome,) = import_files([source], tmp_path / "results")
     assert outcome.outcome == "imported" and outcome.reasons == []
     dest = tmp_path / "results" / MACHINE.id / "20261121T120000Z-aaaaaa.json"
-    assert outcome.destination == dest
+    assert outcome.destinations == [dest]
     assert read_results(dest) == read_results(source)
     assert not list(dest.parent.glob(".*.tmp"))
 
@@ -89,7 +95,7 @@ def test_implausible_values_are_imported_marked_invalid(tmp_path):
     (outcome,) = import_files([source], tmp_path / "results")
     assert outcome.outcome == "imported"
     assert outcome.reasons[0].startswith("marked invalid: measurements.0.value: 500 TFLOPS is")
-    filed = read_results(outcome.destination, mark_implausible=False)
+    filed = read_results(outcome.destinations[0], mark_implausible=False)
     assert filed.measurements[0].status == "invalid" and filed.measurements[0].value == 500.0
 
 
@@ -136,3 +142,215 @@ def test_hostile_strings_print_as_text_in_show_and_validate(tmp_path):
     weird = raw(tmp_path, "weird.json", json.dumps(data))
     validated = CliRunner().invoke(app, ["validate", str(weird)])
     assert validated.exit_code == 1 and "field 'machine.[/]': Extra inputs are not permitted" in validated.output
+
+
+# --- every field of a contributed file is a stranger's input ------------------------------------------
+
+
+def edited(path: Path, edit: Callable[[dict], object]) -> Path:
+    """``path`` with its JSON changed by ``edit``, as a sender could change it by hand."""
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def every_run(edit: Callable[[dict], object]) -> Callable[[dict], None]:
+    return lambda data: [edit(run) for run in data["runs"]]
+
+
+def written(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def imported(args: list[str]) -> Result:
+    """`benchlib import ARGS` at 80 columns; it must end as a command does, never in an exception."""
+    result = CliRunner().invoke(app, ["import", *args], env={"COLUMNS": "80"})
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    return result
+
+
+def validated(args: list[str]) -> Result:
+    result = CliRunner().invoke(app, ["validate", *args], env={"COLUMNS": "80"})
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    return result
+
+
+def lines_naming(output: str, *words: str) -> list[str]:
+    return [line for line in output.splitlines() if all(w in line for w in words)]
+
+
+@pytest.mark.parametrize("name", ["reference", "reported", "contributed", "Reference"])
+def test_a_machine_id_naming_a_reserved_folder_is_refused_naming_the_field(tmp_path, name):
+    inbox, results = tmp_path / "inbox", tmp_path / "results"
+    path = edited(ready_file(inbox), every_run(lambda run: run["machine"].update(id=name)))
+    plain = contributed(tmp_path, "plain.json", machine=MACHINE.model_copy(update={"id": name}))
+    outcomes = import_files([path, plain], results)
+    assert written(results) == []
+    [contribution, alone] = outcomes
+    assert contribution.outcome == alone.outcome == "invalid"
+    assert any(r.startswith(f"field 'runs.0.machine.id': '{name}'") and "reserved" in r for r in contribution.reasons)
+    assert any(r.startswith(f"field 'machine.id': '{name}'") and "reserved" in r for r in alone.reasons)
+    result = validated([str(path)])
+    assert result.exit_code == 1 and "field 'runs.0.machine.id'" in result.output
+
+
+def test_a_run_id_shaped_like_a_contribution_file_name_is_refused_naming_the_field(tmp_path):
+    results = tmp_path / "results"
+    path = edited(ready_file(tmp_path / "inbox"), lambda data: data["runs"][0].update(run_id="contribution-x-1"))
+    plain = contributed(tmp_path, "plain.json", run_id="Contribution-y")
+    for _ in range(2):  # again: the same reason, not "is not a valid results file"
+        outcomes = import_files([path, plain], results)
+        assert written(results) == []
+        [contribution, alone] = outcomes
+        assert contribution.outcome == alone.outcome == "invalid"
+        assert contribution.reasons[0].startswith("field 'runs.0.run_id': 'contribution-x-1'")
+        assert "reserved" in contribution.reasons[0]
+        assert alone.reasons[0].startswith("field 'run_id': 'Contribution-y'") and "reserved" in alone.reasons[0]
+
+
+def _passed(data: dict) -> None:
+    data["check"] = {"passed": True, "problems": [], "sent_anyway": False}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "edit", "reason"),
+    [
+        ({"disturbed": True}, _passed, "disturbed by other work"),
+        # The run's own flag cleared too: its conditions still say why it was disturbed.
+        ({"disturbed": True}, lambda d: [_passed(d), every_run(lambda r: r.update(disturbed=False))(d)], "disturbed"),
+        ({}, every_run(lambda r: r.update(complete=False)), "did not finish"),
+        ({}, every_run(lambda r: r["plan"].update(wall_s={})), "did not finish"),
+        ({}, every_run(lambda r: r["measurements"][0].update(value=500.0)), "implausible measurements.0.value"),
+    ],
+)
+def test_import_judges_a_contribution_by_its_runs_not_by_its_own_check(tmp_path, kwargs, edit, reason):
+    path = edited(ready_file(tmp_path / "inbox", **kwargs), edit)
+    for anyway in (False, True):  # sending it anyway doesn't make a false "passed" true
+        edited(path, lambda data, anyway=anyway: data["check"].update(sent_anyway=anyway))
+        outcomes = import_files([path], tmp_path / "results")
+        assert written(tmp_path / "results") == []
+        [outcome] = outcomes
+        assert outcome.outcome == "invalid", outcome
+        assert any("its check says it passed" in r and reason in r for r in outcome.reasons), outcome.reasons
+
+
+def test_a_contribution_whose_check_fails_runs_that_are_fine_is_refused_as_edited(tmp_path):
+    path = ready_file(tmp_path / "inbox")
+    check = {"passed": False, "problems": ["run x was disturbed"], "sent_anyway": True}
+    outcomes = import_files([edited(path, lambda data: data.update(check=check))], tmp_path / "results")
+    assert written(tmp_path / "results") == []
+    [outcome] = outcomes
+    assert outcome.outcome == "invalid" and any("its check says it failed" in r for r in outcome.reasons)
+
+
+def test_a_quick_suite_run_is_a_tiny_contribution_whatever_the_file_says(tmp_path):
+    path = edited(ready_file(tmp_path / "inbox"), every_run(lambda r: r.update(suite="quick")))
+    outcomes = import_files([path], tmp_path / "results")
+    assert written(tmp_path / "results") == []
+    [outcome] = outcomes
+    assert outcome.outcome == "invalid" and any("--tiny" in r for r in outcome.reasons), outcome.reasons
+
+
+def test_text_that_is_not_unicode_is_refused_by_validate_and_import_and_the_other_file_imported(tmp_path):
+    inbox, results = tmp_path / "inbox", tmp_path / "results"
+    good = ready_file(inbox)
+    bad = edited(ready_file(tmp_path / "other"), every_run(lambda r: r["machine"].update(label="\ud800")))
+    bad = bad.rename(inbox / "contribution-a.json")  # before the good one
+    result = validated([str(inbox)])
+    assert result.exit_code == 1
+    assert lines_naming(result.output, "contribution-a.json", "field 'runs.0.machine.label'")
+    result = imported([str(inbox), "--into", str(results)])
+    assert result.exit_code == 1
+    assert lines_naming(result.output, "contribution-a.json", "field 'runs.0.machine.label'")
+    assert [Path(p).parent.name for p in written(results)] == [MACHINE_ID, MACHINE_ID]
+    assert good.exists()
+
+
+@pytest.mark.parametrize("levels", [500, 100_000])
+def test_a_field_nested_too_deeply_is_refused_before_it_is_parsed(tmp_path, levels):
+    path = ready_file(tmp_path / "inbox")
+    text = path.read_text().replace('"params": {}', '"params": {"x": ' + "[" * levels + "]" * levels + "}", 1)
+    path.write_text(text)
+    [outcome] = import_files([path], tmp_path / "results")
+    assert outcome.outcome == "invalid" and "nested deeper than" in outcome.reasons[0], outcome.reasons
+    assert written(tmp_path / "results") == []
+    result = imported([str(path), "--into", str(tmp_path / "results")])
+    assert result.exit_code == 1 and lines_naming(result.output, path.name, "nested deeper than")
+
+
+def test_only_regular_files_are_read_never_through_a_symlink(tmp_path):
+    inbox, results = tmp_path / "inbox", tmp_path / "results"
+    good = ready_file(tmp_path / "elsewhere")
+    inbox.mkdir()
+    (inbox / "contribution-link.json").symlink_to(good)
+    (inbox / "contribution-zero.json").symlink_to("/dev/zero")
+    os.mkfifo(inbox / "contribution-fifo.json")
+    outcomes = import_files([inbox], results)
+    assert [(o.source.name, o.outcome) for o in outcomes] == [
+        ("contribution-fifo.json", "invalid"),
+        ("contribution-link.json", "invalid"),
+        ("contribution-zero.json", "invalid"),
+    ]
+    assert "not a regular file" in outcomes[0].reasons[0]
+    assert all("symbolic link" in o.reasons[0] for o in outcomes[1:])
+    assert written(results) == []
+    result = validated([str(inbox)])
+    assert result.exit_code == 1 and "0 valid, 3 invalid" in result.output
+
+
+def test_the_size_limit_is_kept_while_reading_not_taken_from_stat(tmp_path, monkeypatch):
+    from benchlib.results import store
+
+    monkeypatch.setattr(store, "MAX_BYTES", 100)
+    big = contributed(tmp_path, "big.json")
+    status = Path("/proc/self/status")  # stat says 0 bytes; it holds more than 100
+    outcomes = import_files([big, status], tmp_path / "results")
+    assert [o.outcome for o in outcomes] == ["invalid", "invalid"]
+    assert all("larger than a results file can be" in o.reasons[0] for o in outcomes), outcomes
+
+
+def test_import_into_a_file_is_one_line_not_a_traceback(tmp_path):
+    into = tmp_path / "results.txt"
+    into.write_text("mine")
+    result = imported([str(contributed(tmp_path, "good.json")), "--into", str(into)])
+    assert result.exit_code == 2
+    assert lines_naming(result.output, "--into", "not a folder")
+    assert into.read_text() == "mine"
+
+
+def test_a_file_is_checked_whole_before_any_of_its_runs_is_written(tmp_path):
+    results = tmp_path / "results"
+    path = edited(ready_file(tmp_path / "inbox"), lambda data: data["runs"][1].update(run_id="../x"))
+    outcomes = import_files([path], results)
+    assert written(results) == []
+    [outcome] = outcomes
+    assert outcome.outcome == "invalid" and "field 'runs.1.run_id'" in outcome.reasons[0]
+    # A run that can't be filed (an invalid file already where it goes) keeps the other one out too.
+    fine = ready_file(tmp_path / "inbox2")
+    blocker = results / MACHINE_ID / "20261120T090500Z-abc005.json"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("{")
+    outcomes = import_files([fine], results)
+    assert written(results) == [f"{MACHINE_ID}/20261120T090500Z-abc005.json"]
+    [outcome] = outcomes
+    assert outcome.outcome == "invalid" and "exists and is not a valid results file" in outcome.reasons[0]
+
+
+def test_the_output_gives_one_line_per_file(tmp_path):
+    path = ready_file(tmp_path / "inbox")
+    result = imported([str(path), "--into", str(tmp_path / "results")])
+    assert result.exit_code == 0, result.output
+    assert len(lines_naming(result.output, path.name)) == 1
+    assert "1 imported, 0 duplicate, 0 invalid" in result.output
+    again = imported([str(path), "--into", str(tmp_path / "results")])
+    assert len(lines_naming(again.output, path.name)) == 1 and "0 imported, 1 duplicate" in again.output
+
+
+def test_import_help_shows_where_each_run_is_filed():
+    result = CliRunner().invoke(app, ["import", "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert "<machine id>/<run id>.json" in result.output
+    assert all(len(line) <= 80 for line in result.output.splitlines())

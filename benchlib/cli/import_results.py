@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from benchlib.cli.output import console, usage_error
@@ -17,27 +16,33 @@ IMPORT_STYLE = {"imported": "green", "duplicate": "yellow", "invalid": "red"}
 def import_results(
     files: Annotated[list[Path], typer.Argument(help="Contributed results files or folders (searched for *.json).")],
     into: Annotated[
-        Path, typer.Option("--into", help="The results folder to file them in, as <machine id>/<run id>.json.")
+        Path, typer.Option("--into", metavar="INTO", help="The results folder: a folder per machine, a file per run.")
     ] = Path("results"),
 ) -> None:
-    """Validate contributed results files, skip duplicates, and file the rest into the results folder.
+    """Validate contributed results files, skip duplicates, and file the rest in the results folder.
 
-    Values no real run can produce are kept but marked invalid. Exits 1 if any file was refused.
+    Each run of a file goes to `INTO/<machine id>/<run id>.json`, a machine's runs in one folder.
+    Each file is checked whole before any of its runs is written, and is filed or refused as one;
+    one line says which, and why. Values no real run can produce are kept but marked invalid.
+    Exits 1 if any file was refused.
     """
     from benchlib.results.importer import import_files
+    from benchlib.results.store import printable
 
+    existing = next(p for p in (into, *into.parents) if p.exists())
+    if not existing.is_dir():
+        raise usage_error(
+            f"--into {printable(str(into))}: {printable(str(existing))} is a file, not a folder; give the results folder"
+        )
     outcomes = import_files(files, into)
     if not outcomes:
-        raise usage_error("no results files found in " + ", ".join(map(str, files)))
-    table = Table(title="import")
-    for col in ("file", "result", "details"):
-        table.add_column(col, overflow="fold")
+        raise usage_error("no results files found in " + ", ".join(printable(str(f)) for f in files))
     for o in outcomes:
-        details = [f"→ {o.destination}"] if o.destination else []
-        table.add_row(
-            Text(str(o.source)), Text(o.outcome, style=IMPORT_STYLE[o.outcome]), Text("\n".join(details + o.reasons))
-        )
-    console.print(table)
+        details = ([f"→ {', '.join(map(str, o.destinations))}"] if o.destinations else []) + o.reasons
+        line = Text.assemble((o.outcome, IMPORT_STYLE[o.outcome]), " ", printable(str(o.source)))
+        if details:
+            line.append(": " + printable("; ".join(details)))
+        console.print(line, soft_wrap=True)
     counts = {k: sum(o.outcome == k for o in outcomes) for k in IMPORT_STYLE}
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()))
     if counts["invalid"]:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.text import Text
 
 from benchlib.cli.output import console, err, usage_error
@@ -19,26 +18,27 @@ def validate(
 ) -> None:
     """Check results files and contributions against the schema; report every bad file and exit 1 if any.
 
-    A contribution must also carry nothing a contribution doesn't keep (each such field is named)
-    and no file path.
+    A contribution must also carry nothing a contribution doesn't keep (each such field is named),
+    no file path, only ids that can name its files, and a check that agrees with its runs.
 
     Values no real run can produce (above the device's peak, zero times, ...) are listed as
     implausible: they don't fail validation, but every reader marks them invalid.
     """
     from benchlib.results.contribution import read_runs, validate_paths
     from benchlib.results.plausibility import findings
+    from benchlib.results.store import printable
 
     good, bad = validate_paths(paths)
     for path in good:
         # Not an error: such values are kept and marked invalid wherever the file is read.
         for problem in (p for run in read_runs(path, mark_implausible=False) for p in findings(run)):
-            err.print(Text.assemble(("implausible ", "yellow"), f"{path}: {problem}"), soft_wrap=True)
+            err.print(Text.assemble(("implausible ", "yellow"), printable(f"{path}: {problem}")), soft_wrap=True)
     for exc in bad:
-        err.print(f"[red]invalid[/] {escape(exc.path)}")
+        # One line per problem, each naming the file: CI's log is searched line by line.
         for problem in exc.problems:
-            err.print(Text(f"    {problem}"))
+            err.print(Text.assemble(("invalid ", "red"), printable(f"{exc.path}: {problem}")), soft_wrap=True)
     if not good and not bad:
-        raise usage_error("no results files found in " + ", ".join(map(str, paths)))
+        raise usage_error("no results files found in " + ", ".join(printable(str(p)) for p in paths))
     console.print(f"{len(good)} valid, {len(bad)} invalid")
     if bad:
         raise typer.Exit(1)

@@ -8,7 +8,9 @@ platform, a crashed workload's stderr) is left out. Every string that is kept is
 file paths and of this machine's host and user names.
 
 A contribution also carries its own check (complete, undisturbed, plausible). One that failed
-is kept, but import refuses it unless its sender marked it to send anyway.
+is kept, but import refuses it unless its sender marked it to send anyway. Every reader judges the
+runs afresh (`problems_found`) and refuses a file whose own check says otherwise: the check is
+what the file says of itself, which anyone can edit.
 """
 
 from __future__ import annotations
@@ -25,14 +27,27 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from benchlib.core.version import __version__
-from benchlib.results.plausibility import findings
+from benchlib.results.plausibility import disturbed_workloads, findings
 from benchlib.results.schema import ResultsFile
-from benchlib.results.store import ResultsError, describe, iter_result_paths, load_json, read_results, write_json_text
+from benchlib.results.store import (
+    CONTRIBUTION_PREFIX,
+    INBOX_FOLDER,
+    ResultsError,
+    describe,
+    iter_result_paths,
+    load_json,
+    name_problems,
+    read_results,
+    write_json_text,
+)
 
 CONTRIBUTION_VERSION = 1
 # Where contributions are sent in the repository, and what a contribution's file name starts with.
-INBOX = "results/contributed"
-PREFIX = "contribution-"
+INBOX = f"results/{INBOX_FOLDER}"
+PREFIX = CONTRIBUTION_PREFIX
+# The suite `benchlib contribute --tiny` runs; without --tiny it runs the standard suite.
+TINY_SUITE = "quick"
+STEP_FAILED = "a step failed: "
 
 # Fields a contribution keeps: True keeps the whole value, a dict keeps only its keys, and
 # "__all__" applies to every item of a list (or every value of a mapping).
@@ -121,6 +136,12 @@ class Check(_Model):
     problems: list[str] = Field(default_factory=list, description="Why it did not pass, one reason each.")
     sent_anyway: bool = Field(False, description="Its sender chose to send it despite the problems.")
 
+    @model_validator(mode="after")
+    def _passed_without_problems(self) -> Check:
+        if self.passed == bool(self.problems):
+            raise ValueError("a check passes exactly when it lists no problems")
+        return self
+
 
 class Contribution(_Model):
     contribution: Literal[1] = CONTRIBUTION_VERSION
@@ -142,11 +163,6 @@ class Contribution(_Model):
     @property
     def machine_id(self) -> str:
         return self.runs[0].machine.id
-
-    @property
-    def ready(self) -> bool:
-        """Import files it: it passed its check, or its sender chose to send it anyway."""
-        return self.check.passed or self.check.sent_anyway
 
 
 def is_contribution(data: object) -> bool:
@@ -219,26 +235,54 @@ def private_values(data: object, names: Iterable[str] = ()) -> list[str]:
 
 
 def run_problems(run: ResultsFile) -> list[str]:
-    """Why ``run`` is not ready to send: unfinished, disturbed, or holding values no real run can produce."""
+    """Why ``run`` is not ready to send: unfinished, disturbed, or holding values no real run can produce.
+
+    Judged from what was measured as well as from the run's own flags: a workload planned but not
+    timed is unfinished, and one whose conditions say it was disturbed is disturbed, whatever the
+    run's ``complete`` and ``disturbed`` say.
+    """
     what = f"run {run.run_id} ({run.suite or 'no'} suite)"
     out = []
-    if not run.complete:
-        left = len(run.plan.workloads) - len(run.plan.wall_s) if run.plan else None
+    left = len(set(run.plan.workloads) - set(run.plan.wall_s)) if run.plan else 0
+    if not run.complete or left:
         out.append(f"{what} did not finish" + (f": {left} workload(s) never ran" if left else ""))
-    if run.disturbed:
-        reasons = sorted(
-            {f"{name}: {why}" for name, c in (run.plan.conditions if run.plan else {}).items() for why in c.disturbed}
-        )
+    disturbed = disturbed_workloads(run)
+    if run.disturbed or disturbed:
+        reasons = sorted({f"{name}: {why}" for name, whys in disturbed.items() for why in whys})
         out.append(f"{what} was disturbed by other work on the machine ({'; '.join(reasons) or 'no reason recorded'})")
     out += [f"{what}: implausible {p}" for p in findings(run)]
     return out
+
+
+def problems_found(contribution: Contribution) -> list[str]:
+    """Why ``contribution`` is not ready to send, judged from its runs, never from its own check,
+    but for the steps its check says failed (a failed step leaves no run to judge)."""
+    steps = [p for p in contribution.check.problems if p.startswith(STEP_FAILED)]
+    return steps + [p for run in contribution.runs for p in run_problems(run)]
+
+
+def _check_disagrees(contribution: Contribution) -> list[str]:
+    """How what the contribution says of itself (its check, --tiny) differs from what its runs show."""
+    again = "it was edited, or made by another benchlib: make the file again with benchlib contribute"
+    found = problems_found(contribution)
+    if contribution.check.passed and found:
+        return [f"its check says it passed, but {p}; {again}" for p in found]
+    if not contribution.check.passed and not found:
+        said = "; ".join(contribution.check.problems)
+        return [f"its check says it failed ({said[:300]}), but its runs show no problem; {again}"]
+    quick = [run.run_id for run in contribution.runs if run.suite == TINY_SUITE]
+    if quick and not contribution.tiny:
+        return [
+            f"it says it wasn't made with --tiny, but run {quick[0]} is of the {TINY_SUITE} suite --tiny runs; {again}"
+        ]
+    return []
 
 
 def package(runs: list[ResultsFile], *, tiny: bool, failed_steps: Iterable[str] = ()) -> Contribution:
     """One contribution from ``runs``: the kept fields only, every string scrubbed, and its check."""
     names = this_machines_names()
     kept = [_scrubbed(run.model_dump(mode="json", include=KEPT, exclude_none=True), names) for run in runs]
-    problems = [f"a step failed: {step}" for step in failed_steps]
+    problems = [f"{STEP_FAILED}{step}" for step in failed_steps]
     problems += [p for run in runs for p in run_problems(run)]
     return Contribution(
         created=datetime.now(timezone.utc),
@@ -267,7 +311,8 @@ def write_contribution(contribution: Contribution, path: Path | str) -> Path:
 
 
 def read_contribution(path: Path | str, data: dict[str, Any] | None = None) -> Contribution:
-    """Read and check a contribution; ResultsError names the file and each field it must not carry."""
+    """Read and check a contribution; ResultsError names the file and each field it must not carry,
+    each id that can't name a file, and where its own check disagrees with its runs."""
     data = load_json(path) if data is None else data
     runs = data.get("runs")
     extra = []
@@ -284,9 +329,14 @@ def read_contribution(path: Path | str, data: dict[str, Any] | None = None) -> C
     if extra:
         raise ResultsError(path, extra)
     try:
-        return Contribution.model_validate(data)
+        contribution = Contribution.model_validate(data)
     except ValidationError as exc:
         raise ResultsError(path, describe(exc)) from exc
+    wrong = [p for i, run in enumerate(contribution.runs) for p in name_problems(run, f"runs.{i}.")]
+    wrong = wrong or _check_disagrees(contribution)
+    if wrong:
+        raise ResultsError(path, wrong)
+    return contribution
 
 
 def read_runs(path: Path | str, *, mark_implausible: bool = True) -> list[ResultsFile]:

@@ -2,41 +2,52 @@
 
 A contributed file goes to ``<results>/<machine id>/<run id>.json``; each run of a contribution
 (`benchlib.results.contribution`) goes there as its own file, so a machine already in the folder
-gains runs rather than a second folder. A contribution is refused, naming the field, when it
-carries a field contributions don't keep or a file path, and when its check failed and its
-sender didn't choose to send it anyway. It is refused when it
-doesn't validate, or when its run id or machine id can't be a file name; it is a duplicate
-when a file with the same run id, or the same machine and creation time, is already filed.
-Implausible values are kept but marked invalid, with the reason, in the filed copy.
+gains runs rather than a second folder. Every field of a contributed file is a stranger's input.
+A contribution is refused, naming the field, when it carries a field contributions don't keep or
+a file path, when its own check disagrees with its runs, and when its runs (judged afresh) failed
+the check and its sender didn't choose to send it anyway. Any file is refused when it doesn't
+validate, or when its run id or machine id can't name a file or names a reserved one; a run is a
+duplicate when a file with the same run id, or the same machine and creation time, is already
+filed. Implausible values are kept but marked invalid, with the reason, in the filed copy.
+
+Each file is checked whole, every run of it ready to write, before any run of it is written: a
+file is filed or refused as one, whatever the files beside it are.
 """
 
 from __future__ import annotations
 
-import re
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from benchlib.results.contribution import is_contribution, read_contribution
+from benchlib.core.files import write_atomically
+from benchlib.results.contribution import is_contribution, problems_found, read_contribution
 from benchlib.results.plausibility import findings, mark
 from benchlib.results.schema import ResultsFile
-from benchlib.results.store import ResultsError, iter_result_paths, load_json, read_results, write_results
-
-MAX_BYTES = 16 * 2**20
-# Ids become folder and file names: no separators, no '..', nothing a filesystem treats specially.
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+from benchlib.results.store import (
+    ResultsError,
+    iter_result_paths,
+    load_json,
+    name_problems,
+    read_results,
+    results_path,
+    results_text,
+)
 
 Outcome = Literal["imported", "duplicate", "invalid"]
 
 
 @dataclass(frozen=True)
 class Imported:
+    """What became of one file: its runs filed (where), all of them duplicates, or refused (why)."""
+
     source: Path
     outcome: Outcome
     reasons: list[str] = field(default_factory=list)
-    destination: Path | None = None
+    destinations: list[Path] = field(default_factory=list)
 
 
 @dataclass
@@ -69,39 +80,6 @@ def _index(results_dir: Path) -> _Index:
     return index
 
 
-def _name_problems(results: ResultsFile) -> list[str]:
-    out = []
-    for name, value in (("run_id", results.run_id), ("machine.id", results.machine.id)):
-        if not SAFE_NAME.fullmatch(value) or value.endswith("."):
-            out.append(
-                f"field '{name}': {value!r} can't be used as a file or folder name "
-                "(letters, digits, '.', '_' and '-', at most 128, starting with a letter or digit)"
-            )
-    return out
-
-
-def _file_run(source: Path, results: ResultsFile, results_dir: Path, index: _Index) -> Imported:
-    """File one run's results under its machine's folder, unless it is a duplicate or can't be named."""
-    bad_names = _name_problems(results)
-    if bad_names:
-        return Imported(source, "invalid", bad_names)
-    duplicate = index.duplicate_of(results)
-    if duplicate:
-        return Imported(source, "duplicate", [duplicate])
-    destination = results_dir / results.machine.id / f"{results.run_id}.json"
-    if destination.exists():
-        return Imported(
-            source, "invalid", [f"{destination} exists and is not a valid results file; fix or remove it first"]
-        )
-    implausible = findings(results)
-    reasons = [f"marked invalid: {p}" for p in implausible]
-    if not results.complete:
-        reasons.append("an unfinished run: only the workloads it completed are in it")
-    write_results(mark(results), destination)
-    index.add(results, destination)
-    return Imported(source, "imported", reasons, destination)
-
-
 def _contribution_runs(source: Path, data: dict) -> list[ResultsFile] | Imported:
     """A contribution's runs, or why it is refused: it carries what it mustn't, or is not ready."""
     try:
@@ -112,54 +90,106 @@ def _contribution_runs(source: Path, data: dict) -> list[ResultsFile] | Imported
         return Imported(
             source, "invalid", ["made with --tiny, which is for trying the command: its sizes are too small to chart"]
         )
-    if not contribution.ready:
+    found = problems_found(contribution)
+    if found and not contribution.check.sent_anyway:
         return Imported(
             source,
             "invalid",
             [
-                *contribution.check.problems,
-                "its check failed and its sender did not choose to send it anyway "
-                "(benchlib contribute --send-anyway FILE)",
+                *found,
+                "it failed its check and its sender did not choose to send it anyway (benchlib contribute --send-anyway FILE)",
             ],
         )
     return contribution.runs
 
 
-def import_one(source: Path, results_dir: Path, index: _Index) -> list[Imported]:
-    """Import a results file, or each run of a contribution; what happened to each, never an exception."""
-    try:
-        size = source.stat().st_size
-    except OSError as exc:
-        return [Imported(source, "invalid", [f"cannot read: {exc.strerror or exc}"])]
-    if size > MAX_BYTES:
-        return [
-            Imported(
-                source,
-                "invalid",
-                [f"{size / 2**20:.0f} MiB is larger than a results file can be ({MAX_BYTES // 2**20} MiB)"],
+@dataclass
+class _Plan:
+    """One file's runs, checked and ready to write: (destination, text) each, and what to report."""
+
+    writes: list[tuple[Path, str]] = field(default_factory=list)
+    runs: list[ResultsFile] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _plan(runs: list[ResultsFile], results_dir: Path, index: _Index, contribution: bool) -> _Plan:
+    """Check every run of one file against the results folder, writing nothing."""
+    plan = _Plan()
+    pending = _Index()  # this file's runs so far: one run twice in a file is filed once
+    for i, results in enumerate(runs):
+        label = f"run {results.run_id}: " if contribution else ""
+        bad_names = name_problems(results, f"runs.{i}." if contribution else "")
+        if bad_names:
+            plan.refused += bad_names
+            continue
+        duplicate = index.duplicate_of(results) or pending.duplicate_of(results)
+        if duplicate:
+            plan.notes.append(f"{label}duplicate: {duplicate}")
+            continue
+        destination = results_path(results_dir, results)
+        folder = destination.parent
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            plan.refused.append(f"{label}{folder} is not a folder; fix or remove it first")
+            continue
+        if os.path.lexists(destination):
+            plan.refused.append(f"{label}{destination} exists and is not a valid results file; fix or remove it first")
+            continue
+        try:
+            plan.writes.append((destination, results_text(mark(results), destination)))
+        except ResultsError as exc:
+            plan.refused += [f"{label}{p}" for p in exc.problems]
+            continue
+        plan.runs.append(results)
+        pending.add(results, destination)
+        plan.notes += [f"{label}marked invalid: {p}" for p in findings(results)]
+        if not results.complete:
+            plan.notes.append(f"{label}an unfinished run: only the workloads it completed are in it")
+    return plan
+
+
+def _write(source: Path, plan: _Plan, index: _Index) -> Imported:
+    """Write every run the plan holds, or, if one can't be written, none of them."""
+    done: list[Path] = []
+    for destination, text in plan.writes:
+        try:
+            done.append(write_atomically(destination, text))
+        except OSError as exc:
+            for path in done:
+                path.unlink(missing_ok=True)
+            return Imported(
+                source, "invalid", [f"cannot write {destination}: {exc.strerror or exc}; none of its runs was filed"]
             )
-        ]
+    for results, path in zip(plan.runs, done):
+        index.add(results, path)
+    return Imported(source, "imported", plan.notes, done)
+
+
+def import_one(source: Path, results_dir: Path, index: _Index) -> Imported:
+    """Import a results file, or every run of a contribution, or none of it; what happened, never an exception."""
     try:
         data = load_json(source)
+        contribution = is_contribution(data)
         runs = (
             _contribution_runs(source, data)
-            if is_contribution(data)
+            if contribution
             else [read_results(source, mark_implausible=False, data=data)]
         )
     except ResultsError as exc:
-        return [Imported(source, "invalid", exc.problems)]
+        return Imported(source, "invalid", exc.problems)
     if isinstance(runs, Imported):
-        return [runs]
-    return [_file_run(source, results, results_dir, index) for results in runs]
+        return runs
+    plan = _plan(runs, results_dir, index, contribution)
+    if plan.refused:
+        return Imported(source, "invalid", plan.refused)
+    if not plan.writes:
+        return Imported(source, "duplicate", plan.notes)
+    return _write(source, plan, index)
 
 
 def import_files(sources: Iterable[Path | str], results_dir: Path | str) -> list[Imported]:
     """Import each file (folders are searched for ``*.json``, contributions included) into ``results_dir``;
-    never stops at a bad one. A contribution gives one outcome per run."""
+    never stops at a bad one. One outcome per file."""
     results_dir = Path(results_dir)
     index = _index(results_dir)
-    return [
-        outcome
-        for path in iter_result_paths(sources, contributions=True)
-        for outcome in import_one(path, results_dir, index)
-    ]
+    return [import_one(path, results_dir, index) for path in iter_result_paths(sources, contributions=True)]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
+import re
+import stat
 import uuid
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
@@ -12,8 +16,49 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from benchlib.core.files import stale_temp_files, write_atomically
+from benchlib.core.units import format_bytes
 from benchlib.core.version import METHODOLOGY_VERSION, __version__
 from benchlib.results.schema import Machine, ResultsFile, RunPlan
+
+# Read at most this much of a file: a results file is a few hundred KiB.
+MAX_BYTES = 16 * 2**20
+# A contribution nests about 8 levels; json and pydantic recurse into each level, so a file nested
+# far deeper would crash them: it is refused before it is parsed.
+MAX_DEPTH = 32
+# The folders of a results folder that hold no machine's runs (the published figures, the score's
+# reference and the inbox of contributions, which readers skip), and what a contribution's file
+# name starts with (readers skip it too): no machine id or run id may take these names.
+INBOX_FOLDER = "contributed"
+RESERVED_FOLDERS = {
+    "reported": "published figures",
+    "reference": "the score's one reference run",
+    INBOX_FOLDER: "contributions not yet imported",
+}
+CONTRIBUTION_PREFIX = "contribution-"
+# Ids become folder and file names: no separators, no '..', nothing a filesystem treats specially.
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# Names Windows keeps for devices, whatever follows a dot: a clone there couldn't hold such a file.
+_WINDOWS_DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?", re.IGNORECASE)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_INNERMOST = re.compile(r"\[\]|\{\}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NOT_UNICODE = (
+    r"a lone surrogate (an escape like \ud800), which is not Unicode text and can't be stored as UTF-8; "
+    "remove it, or make the file again with benchlib"
+)
+_TOO_DEEP = (
+    f"nested deeper than {MAX_DEPTH} levels of lists and objects, which no results file is; "
+    "make the file again with benchlib"
+)
+_LINK = "a symbolic link, which is never followed; give the file itself"
+
+
+def printable(text: str) -> str:
+    """``text`` with what a terminal can't show as it is (a lone surrogate, a newline) as a Python escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 class ResultsError(ValueError):
@@ -22,7 +67,7 @@ class ResultsError(ValueError):
     def __init__(self, path: Path | str, problems: list[str]) -> None:
         self.path = str(path)
         self.problems = problems
-        super().__init__(f"{path}: " + "; ".join(problems))
+        super().__init__(f"{printable(self.path)}: " + "; ".join(problems))
 
 
 def describe(error: ValidationError) -> list[str]:
@@ -30,47 +75,101 @@ def describe(error: ValidationError) -> list[str]:
     out = []
     for e in error.errors():
         field = ".".join(str(part) for part in e["loc"]) or "(top level)"
-        out.append(f"field '{field}': {e['msg']}")
+        out.append(printable(f"field '{field}': {e['msg']}"))
     return out
 
 
-def _non_finite(data: object) -> list[str]:
-    """Fields holding NaN or Infinity, which Python's json reads but JSON itself has no way to say."""
+def _unstorable(data: object) -> list[str]:
+    """Fields JSON can't carry back out: NaN or Infinity, which Python's json reads but JSON itself
+    has no way to say, and text holding a lone surrogate, which UTF-8 can't hold."""
     out = []
     stack: list[tuple[tuple[str, ...], object]] = [((), data)]
     while stack:
         where, node = stack.pop()
         if isinstance(node, dict):
-            stack.extend((where + (str(k),), v) for k, v in node.items())
+            for key, value in node.items():
+                if _SURROGATE.search(key):
+                    out.append(f"field '{printable('.'.join((*where, key)))}': its name holds {_NOT_UNICODE}")
+                stack.append(((*where, key), value))
         elif isinstance(node, list):
-            stack.extend((where + (str(i),), v) for i, v in enumerate(node))
+            stack.extend(((*where, str(i)), v) for i, v in enumerate(node))
         elif isinstance(node, float) and not math.isfinite(node):
             name = "NaN" if math.isnan(node) else "Infinity"
-            out.append(f"field '{'.'.join(where) or '(top level)'}': {name} is not a number JSON can carry")
+            out.append(f"field '{printable('.'.join(where)) or '(top level)'}': {name} is not a number JSON can carry")
+        elif isinstance(node, str) and _SURROGATE.search(node):
+            out.append(f"field '{printable('.'.join(where)) or '(top level)'}': holds {_NOT_UNICODE}")
     return sorted(out)
 
 
+def _too_deep(text: str) -> bool:
+    """Whether the JSON ``text`` nests lists and objects more than MAX_DEPTH levels, judged without parsing.
+
+    Strings and values removed, each pass removes the innermost pairs of brackets: balanced
+    brackets are gone after as many passes as they are deep. Unbalanced ones are json's to report.
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    for _ in range(MAX_DEPTH):
+        brackets, removed = _INNERMOST.subn("", brackets)
+        if not removed:
+            return False
+    return bool(_INNERMOST.search(brackets))
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most MAX_BYTES.
+
+    Never through a symbolic link (to /dev/zero, say), never from a pipe or a device, and never
+    more than MAX_BYTES + 1 bytes read, whatever `stat` says of the size (/proc's files say 0).
+    """
+    if path.is_symlink():
+        raise ResultsError(path, [_LINK])
+    # O_NOFOLLOW: a link made after the check above still isn't followed; O_NONBLOCK: opening a pipe doesn't wait for a writer.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ResultsError(
+            path, [_LINK if exc.errno == errno.ELOOP else f"cannot read: {exc.strerror or exc}"]
+        ) from exc
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ResultsError(path, ["not a regular file (a folder, pipe or device); give a results file"])
+        try:
+            data = fh.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise ResultsError(path, [f"cannot read: {exc.strerror or exc}"]) from exc
+    if len(data) > MAX_BYTES:
+        raise ResultsError(path, [f"larger than a results file can be ({format_bytes(MAX_BYTES)})"])
+    return data
+
+
 def load_json(path: Path | str) -> dict:
-    """The JSON object in ``path``; ResultsError says what is wrong with a file that isn't one."""
+    """The JSON object in ``path``; ResultsError says what is wrong with a file that isn't one.
+
+    Only a regular file is read, never more than MAX_BYTES of it (`_read_regular`); nesting deeper
+    than MAX_DEPTH is refused before it is parsed, and values that couldn't be written back after.
+    """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ResultsError(path, [f"cannot read: {exc.strerror or exc}"]) from exc
+        text = _read_regular(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ResultsError(path, [f"not UTF-8 text: {exc.reason}"]) from exc
+    if _too_deep(text):
+        raise ResultsError(path, [_TOO_DEEP])
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsError(path, [f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
-    except (ValueError, RecursionError) as exc:
-        # json raises these for integers longer than Python's limit and for absurd nesting.
+    except RecursionError as exc:  # unclosed brackets, which `_too_deep` leaves to json
+        raise ResultsError(path, [_TOO_DEEP]) from exc
+    except ValueError as exc:
+        # json raises this for integers longer than Python's limit.
         raise ResultsError(path, [f"not valid JSON: {type(exc).__name__}: {str(exc)[:200]}"]) from exc
     if not isinstance(data, dict):
         raise ResultsError(path, [f"expected a JSON object at the top level, found {type(data).__name__}"])
-    non_finite = _non_finite(data)
-    if non_finite:
-        raise ResultsError(path, non_finite)
+    unstorable = _unstorable(data)
+    if unstorable:
+        raise ResultsError(path, unstorable)
     return data
 
 
@@ -133,6 +232,43 @@ def results_path(out_dir: Path | str, results: ResultsFile) -> Path:
     return Path(out_dir) / results.machine.id / f"{results.run_id}.json"
 
 
+def name_problems(results: ResultsFile, where: str = "") -> list[str]:
+    """Why the run's ids can't name its file in `results_path`, each naming its field (under ``where``).
+
+    Ids are a stranger's input in a contributed file: a machine id must not name a reserved folder
+    (files there would break the score), nor a run id make a file that readers skip.
+    """
+    out = []
+    again = "a name benchlib makes never is one: make the file again with benchlib contribute"
+    for name, value in (("run_id", results.run_id), ("machine.id", results.machine.id)):
+        field = f"field '{where}{name}': {printable(repr(value[:130]))}"
+        folded = value.casefold()  # macOS and Windows don't tell Reference/ from reference/
+        if not SAFE_NAME.fullmatch(value) or value.endswith("."):
+            out.append(
+                f"{field} can't be used as a file or folder name "
+                "(letters, digits, '.', '_' and '-', at most 128, starting with a letter or digit)"
+            )
+        elif _WINDOWS_DEVICE.fullmatch(value):
+            out.append(f"{field} is reserved: Windows keeps the name for a device; {again}")
+        elif name == "machine.id" and folded in RESERVED_FOLDERS:
+            out.append(f"{field} is reserved: results/{folded}/ holds {RESERVED_FOLDERS[folded]}; {again}")
+        elif name == "run_id" and folded.startswith(CONTRIBUTION_PREFIX):
+            out.append(
+                f"{field} is reserved: a file named {CONTRIBUTION_PREFIX}*.json is a contribution, "
+                f"which the site, the score and import skip; {again}"
+            )
+    return out
+
+
+def results_text(results: ResultsFile, path: Path | str) -> str:
+    """The JSON `write_results` writes for ``results``, checked to read back; ResultsError says why it can't be."""
+    try:
+        payload = results.model_dump_json(indent=2, exclude_none=True)
+    except ValueError as exc:  # pydantic's serialization error: text or nesting JSON can't carry
+        raise ResultsError(path, [f"cannot be stored as UTF-8 JSON: {printable(str(exc)[:200])}"]) from exc
+    return _reads_back(ResultsFile, path, payload)
+
+
 def write_results(results: ResultsFile, path: Path | str) -> Path:
     """Write ``results`` to ``path`` with the one atomic write (`benchlib.core.files`).
 
@@ -140,16 +276,20 @@ def write_results(results: ResultsFile, path: Path | str) -> Path:
     file is checked to read back before it replaces anything, so a value JSON can't carry (NaN
     becomes null) fails here, loudly, instead of leaving an unreadable file.
     """
-    return write_json_text(ResultsFile, path, results.model_dump_json(indent=2, exclude_none=True))
+    return write_atomically(path, results_text(results, path))
 
 
-def write_json_text(model: type[BaseModel], path: Path | str, payload: str) -> Path:
-    """Write ``payload`` atomically once it reads back as ``model``; ResultsError names what wouldn't."""
+def _reads_back(model: type[BaseModel], path: Path | str, payload: str) -> str:
     try:
         model.model_validate_json(payload)
     except ValidationError as exc:
         raise ResultsError(path, ["would not read back: " + p for p in describe(exc)]) from exc
-    return write_atomically(path, payload)
+    return payload
+
+
+def write_json_text(model: type[BaseModel], path: Path | str, payload: str) -> Path:
+    """Write ``payload`` atomically once it reads back as ``model``; ResultsError names what wouldn't."""
+    return write_atomically(path, _reads_back(model, path, payload))
 
 
 def remove_stale_temp_files(path: Path | str) -> list[Path]:
@@ -174,7 +314,7 @@ def iter_result_paths(paths: Iterable[Path | str] | Path | str, *, contributions
             yield p
             continue
         for q in sorted(p.rglob("*.json")):
-            inbox = "contributed" in q.relative_to(p).parts[:-1] or q.name.startswith("contribution-")
+            inbox = INBOX_FOLDER in q.relative_to(p).parts[:-1] or q.name.startswith(CONTRIBUTION_PREFIX)
             if not q.name.startswith(".") and (contributions or not inbox):
                 yield q
 
