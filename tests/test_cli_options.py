@@ -44,3 +44,12 @@ def test_the_message_fits_80_columns():
     result = runner.invoke(app, ["fit", *LLM, "--seq-len", "-1000000000000"], env={"COLUMNS": "80"})
     assert result.exit_code == 2
     assert result.output.splitlines() == ["error: --seq-len must be at least 1, got -1000000000000"]
+
+
+@pytest.mark.parametrize("command", ["run", "max-batch", "launch", "campaign"])
+def test_help_shows_where_the_results_file_goes(command: str) -> None:
+    # The help is rendered as Markdown, which took <machine id> for a tag and printed "OUT//.json".
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    text = " ".join(" ".join(line.strip(" │") for line in result.output.splitlines()).split())
+    assert "OUT/<machine id>/<run id>.json" in text

@@ -53,7 +53,7 @@ def campaign(
         ),
     ] = None,
     out: Annotated[
-        Path, typer.Option(help="Results folder; each step's file goes to OUT/<machine id>/<run id>.json.")
+        Path, typer.Option(help="Results folder; each step's file goes to `OUT/<machine id>/<run id>.json`.")
     ] = Path("results"),
 ) -> None:
     """Check everything the guide predicts on this device: the standard suite, the largest batch

@@ -43,9 +43,9 @@ def launch(
     backend: Annotated[
         str, typer.Option(help="torch only: auto (nccl on GPUs, gloo on the CPU), nccl or gloo.")
     ] = "auto",
-    out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json.")] = Path(
-        "results"
-    ),
+    out: Annotated[
+        Path, typer.Option(help="Results folder; the file goes to `OUT/<machine id>/<run id>.json`.")
+    ] = Path("results"),
 ) -> None:
     """Train on 1 device and on N in one launch; report throughput, scaling efficiency and all-reduce bandwidth."""
     from benchlib.measure.distributed.launch import BACKENDS, DEVICES, ENGINES, ScalingRun, run_scaling

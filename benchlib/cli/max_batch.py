@@ -42,9 +42,9 @@ def max_batch(
         int, typer.Option(callback=at_least(1), help="Full training steps per trial, after the optimizer state exists.")
     ] = DEFAULT_STEPS,
     size: ModelSizeOpt = "full",
-    out: Annotated[Path, typer.Option(help="Results folder; the file goes to OUT/<machine id>/<run id>.json.")] = Path(
-        "results"
-    ),
+    out: Annotated[
+        Path, typer.Option(help="Results folder; the file goes to `OUT/<machine id>/<run id>.json`.")
+    ] = Path("results"),
 ) -> None:
     """Measure the largest batch that completes a training step without running out of memory."""
 

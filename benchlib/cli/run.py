@@ -96,7 +96,7 @@ def run(
     out: Annotated[
         Path,
         typer.Option(
-            help="Results folder; the file goes to OUT/<machine id>/<run id>.json. A Drive folder works: each workload costs one atomic rename."
+            help="Results folder; the file goes to `OUT/<machine id>/<run id>.json`. A Drive folder works: each workload costs one atomic rename."
         ),
     ] = Path("results"),
     resume: Annotated[Path | None, typer.Option("--resume", metavar="FILE_OR_FOLDER", help=RESUME_HELP)] = None,
