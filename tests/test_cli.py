@@ -220,13 +220,23 @@ def test_run_table_reads_well_in_a_narrow_terminal(width):
     assert fits(" ".join(f"{k}={v}" for k, v in params.items()), indented_under("conv2d ", lines), width)
 
 
-def test_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch):
+def test_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch, capsys):
     import benchlib.cli
+    from benchlib.cli import commands
 
     def interrupted() -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(benchlib.cli, "app", interrupted)
+    monkeypatch.setattr(commands, "app", interrupted)
     with pytest.raises(SystemExit) as info:
         benchlib.cli.main()
-    assert info.value.code == 130
+    assert info.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+
+
+def test_ctrl_c_inside_a_command_says_so_in_one_line(monkeypatch):
+    def interrupted(*args, **kwargs) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("benchlib.results.store.read_results", interrupted)  # `show` reads the file with it
+    result = runner.invoke(app, ["show", "results"])
+    assert result.exit_code == 130 and result.output == "interrupted\n"

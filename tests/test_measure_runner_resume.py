@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -433,6 +434,56 @@ def test_ctrl_c_stops_the_run_keeps_the_file_and_says_how_to_resume(tmp_path):
     while group_alive(proc.pid):
         assert time.monotonic() < deadline, "the workload outlived the interrupted run"
         time.sleep(0.05)
+
+
+def interrupt_the_group_when(command: list[str], said: str, out: Path) -> tuple[int, str]:
+    """Start ``benchlib COMMAND`` as a terminal would, then press Ctrl-C once its output shows ``said``:
+    SIGINT to its whole process group, children included. Its exit code and everything it printed."""
+    env = ENV | {"PYTHONUNBUFFERED": "1", "COLUMNS": "80", "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchlib.cli", *command, "--out", str(out)],
+        env=env,
+        start_new_session=True,
+        preexec_fn=interruptible,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not any(said in line for line in lines):
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(lines)
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while group_alive(proc.pid):
+        assert time.monotonic() < deadline, "a child outlived the interrupted command"
+        time.sleep(0.05)
+    return proc.returncode, "".join(lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("command", "said", "message"),
+    [
+        # At once: the process server is still importing torch for the children.
+        (["contribute", "--device", "cpu", "--tiny"], "machine:", "interrupted"),
+        # Inside a workload's child.
+        (["run", "--only", "tiny-1", "--only", "tiny-slow"], "tiny-1:", "interrupted; what finished is saved"),
+    ],
+)
+def test_ctrl_c_in_a_terminal_ends_with_the_clean_message_alone(tmp_path, command, said, message):
+    code, output = interrupt_the_group_when(command, said, tmp_path)
+    assert code == 130, output
+    assert message in output and "Traceback" not in output, output
 
 
 # A full disk: simulated by a writer that fails after some writes succeeded (tests run as root,

@@ -3,72 +3,37 @@ max-batch, launch, campaign, contribute, tables.
 
 Exit codes: 0 all ok; 1 some workloads failed (the others are kept and reported), a file
 is invalid, or the results file can't be written (a full disk); 2 usage error, with a one-line
-message and no traceback.
+message and no traceback; 130 interrupted (Ctrl-C), with one line saying so.
 
-Each command is a module of this package; `benchlib.cli.output` holds what they share. Nothing
-outside this package imports it: the library never depends on its command line.
+Each command is a module of this package, `benchlib.cli.commands` makes them one app, and
+`benchlib.cli.output` holds what they share. Nothing outside this package imports it: the library
+never depends on its command line.
+
+Importing this package imports nothing else: `main` imports the commands (a second of typer, rich
+and the commands' modules) where it handles Ctrl-C, which would otherwise print the traceback of
+an import.
 """
 
 from __future__ import annotations
 
 import sys
-
-import typer
-
-from benchlib.cli import (
-    campaign,
-    contribute,
-    facts,
-    fit,
-    import_results,
-    launch,
-    list_workloads,
-    max_batch,
-    predict,
-    probe,
-    run,
-    schema,
-    score,
-    show,
-    tables,
-    validate,
-)
-
-app = typer.Typer(
-    help="Honest deep-learning hardware benchmarks. Probe a machine, run workloads, and write "
-    "results files that the GPU Field Guide turns into charts.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Help text is Markdown: a docstring's paragraphs reflow to the terminal's width.
-    rich_markup_mode="markdown",
-)
-
-# In the order `benchlib --help` lists them.
-COMMANDS = {
-    "probe": probe.probe,
-    "list": list_workloads.list_workloads,
-    "run": run.run,
-    "show": show.show,
-    "validate": validate.validate,
-    "import": import_results.import_results,
-    "schema": schema.schema,
-    "facts": facts.facts,
-    "launch": launch.launch,
-    "score": score.score_command,
-    "max-batch": max_batch.max_batch,
-    "fit": fit.fit,
-    "predict": predict.predict,
-    "campaign": campaign.campaign,
-    "contribute": contribute.contribute,
-    "tables": tables.tables,
-}
-for name, command in COMMANDS.items():
-    app.command(name)(command)
+from typing import Any
 
 
 def main() -> None:
     try:
+        from benchlib.cli.commands import app
+
         app()
     except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")  # rich may not be imported yet
         sys.exit(130)
+
+
+def __getattr__(name: str) -> Any:
+    """``app`` and ``COMMANDS`` (`benchlib.cli.commands`), imported on first use."""
+    if name in ("app", "COMMANDS"):
+        from benchlib.cli import commands
+
+        return getattr(commands, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,6 +13,10 @@ loaded is unsafe) each child is a ``spawn``ed interpreter.
 The child's stdout and stderr go to a temporary file that the parent reads afterwards; the
 function's result comes back as text through a pipe. If the parent dies (SIGKILL, a Colab
 disconnect), the child notices and exits instead of running on unobserved.
+
+The forkserver and the children ignore Ctrl-C (SIGINT), which a terminal sends to every process
+of the command: the parent alone handles it, stops its child and prints its message. An
+interrupted forkserver printed the traceback of its imports after that message.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -125,7 +130,11 @@ def _exit_with_parent() -> None:
 
 
 def _child_main(conn: Connection, target: Callable[..., str], args: tuple[Any, ...], log_path: str) -> None:
-    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
+    try:
+        fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        # The parent removed the log, interrupted while it started this child: nothing waits for it.
+        os._exit(1)
     sys.stdout.flush()
     sys.stderr.flush()
     os.dup2(fd, 1)
@@ -151,14 +160,37 @@ def _receive(conn: Connection, proc: Any) -> str | None:
     return None
 
 
+@contextmanager
+def _started_ignoring_sigint() -> Iterator[None]:
+    """Processes started in here ignore SIGINT from their first instruction on (an ignored signal stays
+    ignored across exec, and Python keeps it so): a handler set once a child runs would leave its
+    start-up, seconds of imports for the forkserver, open to the terminal's Ctrl-C. The caller ignores it
+    meanwhile too: for the milliseconds a process takes to start, not while one is waited for."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield  # signal.signal works in the main thread only, and can't restore a handler set outside Python
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _start_forkserver() -> None:
+    """Start the forkserver (and multiprocessing's resource tracker) if they aren't running; they keep
+    SIGINT ignored, and so does every child forked from the forkserver."""
+    import multiprocessing.forkserver
+
+    with _started_ignoring_sigint():
+        multiprocessing.forkserver.ensure_running()
+
+
 def prestart(preload: Sequence[str]) -> None:
     """Start the forkserver now, so that its imports overlap with the caller's own start-up work."""
     if default_start_method() != "forkserver":
         return
-    import multiprocessing.forkserver
-
     multiprocessing.get_context("forkserver").set_forkserver_preload(list(preload))
-    multiprocessing.forkserver.ensure_running()
+    _start_forkserver()
 
 
 def run_isolated(
@@ -184,7 +216,13 @@ def run_isolated(
     proc = ctx.Process(target=_child_main, args=(sender, target, args, log_path), name="benchlib-workload")
     started = time.perf_counter()
     try:
-        proc.start()
+        if method == "forkserver":
+            # Not proc.start() itself: it waits for the forkserver's imports, when Ctrl-C must still stop the caller.
+            _start_forkserver()
+            proc.start()
+        else:
+            with _started_ignoring_sigint():
+                proc.start()
         sender.close()
         result = _receive(receiver, proc)
         proc.join()
