@@ -40,6 +40,11 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+# Far beyond any real run, and below what overflows a trace's tensor sizes (10^20 did) or a list per GPU.
+MAX_BATCH = 1 << 20
+MAX_LORA_RANK = 1 << 16
+MAX_GPUS = 1024
+
 ModelOpt = Annotated[str, typer.Option("--model", help="resnet50, vit_b_16, bert_base, gpt2_small or unet.")]
 InputOpt = Annotated[
     str | None,

@@ -36,24 +36,33 @@ def usage_error(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def at_least(minimum: float) -> Callable[[typer.CallbackParam, float | None], float | None]:
-    """An option's callback that refuses a number below ``minimum`` (or not finite) in one line naming
-    the option, while the command line is read: before a model is looked up or a run starts.
+def at_least(
+    minimum: float, *, at_most: float | None = None
+) -> Callable[[typer.CallbackParam, float | None], float | None]:
+    """An option's callback that refuses a number below ``minimum``, above ``at_most`` or not finite in
+    one line naming the option, while the command line is read: before a model is looked up or a run starts.
 
-    Each numeric option declares its least value with it, so every command checks its numbers the same way.
+    Each numeric option declares its range with it, so every command checks its numbers the same way.
     """
 
     def check(param: typer.CallbackParam, value: float | None) -> float | None:
         if value is None:
             return value
-        flag, given = param.opts[0], f"{value:g}" if isinstance(value, float) else str(value)
+        flag = param.opts[0]
         if not math.isfinite(value):
-            raise usage_error(f"{flag} must be a finite number, got {given}")
+            raise usage_error(f"{flag} must be a finite number, got {_number(value)}")
         if value < minimum:
-            raise usage_error(f"{flag} must be at least {minimum:g}, got {given}")
+            raise usage_error(f"{flag} must be at least {_number(minimum)}, got {_number(value)}")
+        if at_most is not None and value > at_most:
+            raise usage_error(f"{flag} must be at most {_number(at_most)}, got {_number(value)}")
         return value
 
     return check
+
+
+def _number(value: float) -> str:
+    """A whole number in full (1048576, not 1.04858e+06); a fraction as short as it reads (0.5, not 0.500000)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def exit_if_failed(failed: Sequence[MeasurementRecord]) -> None:

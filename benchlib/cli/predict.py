@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from benchlib.cli.fit import ModelOpt
-from benchlib.cli.fit_options import ENGINE_HELP, KV_CACHE_HELP, WEIGHTS_HELP
+from benchlib.cli.fit_options import ENGINE_HELP, KV_CACHE_HELP, MAX_BATCH, MAX_LORA_RANK, WEIGHTS_HELP
 from benchlib.cli.output import at_least, console, usage_error
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def predict(
         int | None,
         typer.Option(
             "--batch",
-            callback=at_least(1),
+            callback=at_least(1, at_most=MAX_BATCH),
             help="Samples per step (default 64 images, or 1 sequence). Inference: sequences decoded at "
             "once, and the decode rate is their sum.",
         ),
@@ -71,7 +71,11 @@ def predict(
     ] = None,
     lora_rank: Annotated[
         int | None,
-        typer.Option("--lora-rank", callback=at_least(1), help="lora/qlora: the adapters' rank (default 16)."),
+        typer.Option(
+            "--lora-rank",
+            callback=at_least(1, at_most=MAX_LORA_RANK),
+            help="lora/qlora: the adapters' rank (default 16).",
+        ),
     ] = None,
     lora_targets: Annotated[
         str, typer.Option("--lora-targets", help="lora/qlora: all-linear, or module names such as q_proj,v_proj.")
