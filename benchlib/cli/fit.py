@@ -142,6 +142,15 @@ class FitFlags:
             "are per GPU, and training adds DDP's gradient buckets).",
         ),
     ] = "layers"
+    sizes: Annotated[
+        bool,
+        typer.Option(
+            "--sizes",
+            help="Language models: also the longest context at 1, 4, 16 and 64 sequences (inference), or "
+            "the largest batch at 512 to 32,768 tokens (training), from the memory as a formula in the "
+            "batch and the length (a few more traces; within 1 % of a trace's peak).",
+        ),
+    ] = False
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False
 
 
@@ -150,6 +159,10 @@ def predict_fit(flags: FitFlags) -> None:
     from benchlib.models.trainable import MODELS
 
     if flags.model in MODELS:
+        if flags.sizes:
+            raise usage_error(
+                f"--sizes: the longest context and largest batch at other sizes are for language models, not {flags.model}"
+            )
         if flags.gpus != 1 or flags.parallel != "layers":
             flag = f"--gpus {flags.gpus}" if flags.gpus != 1 else f"--parallel {flags.parallel}"
             raise usage_error(f"{flag}: sharing work over GPUs applies to language models, not {flags.model}")
@@ -237,6 +250,7 @@ def _fit_language_model(flags: FitFlags) -> None:
     from benchlib.catalog.language_models import ModelNotFound, resolve_model, tracing
     from benchlib.core.cache import cache_folder
     from benchlib.models.trainable import MODELS
+    from benchlib.predict.formula import memory_formula, other_sizes
     from benchlib.predict.llm_memory import predict_llm
     from benchlib.predict.llm_options import LLMOptions
 
@@ -263,6 +277,10 @@ def _fit_language_model(flags: FitFlags) -> None:
         resolved = options.resolve(language_model)
         with tracing(language_model):
             if resolved.engine.name == "llama.cpp":
+                if flags.sizes:
+                    raise ValueError(
+                        "--sizes: llama.cpp's memory is a sum of its buffers, one context at a time; ask for another --seq-len instead"
+                    )
                 _fit_llama_cpp(flags, language_model, resolved.setup, device)
                 return
             prediction = predict_llm(
@@ -273,6 +291,9 @@ def _fit_language_model(flags: FitFlags) -> None:
                 gpus=flags.gpus,
                 parallel=flags.parallel,
             )
+            if flags.sizes:
+                formula = memory_formula(language_model, resolved.setup, flags.gpus, flags.parallel)
+                prediction.other_sizes = other_sizes(formula, device.tensor_budget)
         prediction.note = resolved.note
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
@@ -369,6 +390,16 @@ def _print_prediction(p: Prediction) -> None:
     typer.echo("A prediction, not a measurement: benchmarks/fit_accuracy.py compares it with measured peaks.")
 
 
+def _other_sizes_row(p: LLMPrediction) -> tuple[str, str]:
+    """`fit --sizes`: the largest context per batch, or the largest batch per length."""
+    per_gpu = " per GPU" if p.gpus > 1 and p.parallel == "data" else ""
+    if p.searched == "context":
+        answers = [f"{b} x {n:,}" if n else f"{b} x none" for b, n in p.other_sizes.items()]
+        return "longest context at other batches", "; ".join(answers) + " tokens"
+    answers = [f"{n}{per_gpu} at {length:,}" if n else f"none at {length:,}" for length, n in p.other_sizes.items()]
+    return "largest batch at other lengths", "; ".join(answers) + " tokens"
+
+
 def _at_text(setup: Setup) -> str:
     return f"batch {setup.batch} x {setup.seq_len} tokens"
 
@@ -410,6 +441,8 @@ def _print_llm_prediction(p: LLMPrediction, title: str) -> None:
         if p.largest and p.gpus > 1 and p.parallel == "data":
             answer += f" per GPU, {p.largest * p.gpus} in all"
         table.add_row(f"largest batch ({s.seq_len} tokens)", answer)
+    if p.other_sizes:
+        table.add_row(*_other_sizes_row(p))
     table.add_row("how", f"{p.method}; {p.seconds:.1f} s; " + ", ".join(f"{k} {v}" for k, v in p.versions.items()))
     console.print(table)
     if p.note:

@@ -79,6 +79,10 @@ EIGHT_BIT_BLOCK = 256
 CACHE_VERSION = 3
 
 
+# The largest batch a search for the largest batch looks at.
+LARGEST_BATCH = 1 << 16
+
+
 @dataclass(frozen=True)
 class Setup:
     """How the model runs: what `benchlib fit` is asked about, with every default filled in."""
@@ -477,26 +481,39 @@ class StepTracer:
         grows by its own amount per layer, and which one is higher can change with depth.
         """
         batch, seq_len = (self.setup.batch, size) if not self.setup.trains else (size, self.setup.seq_len)
+        return {phase: moments[0] for phase, moments in self._phases(batch, seq_len, timeline=False).items()}
+
+    def moments(self, batch: int, seq_len: int) -> dict[str, list[dict[str, int]]]:
+        """Live tensors by kind after each operation of each phase, for ``batch`` sequences of
+        ``seq_len`` tokens, in order (`peak` is the largest): the operations are the same at every
+        size, so a moment can be followed from size to size."""
+        return self._phases(batch, seq_len, timeline=True)
+
+    def _phases(self, batch: int, seq_len: int, timeline: bool) -> dict[str, list[dict[str, int]]]:
         inputs = self.inputs(batch, seq_len)
         if not self.setup.trains:
-            with self._tracking(inputs) as tracker:
+            with self._tracking(inputs, timeline) as tracker:
                 output = self.prefill(inputs)
-            kinds = _by_kind(tracker, _cache_bytes(output))
             # The trace's cache holds the compute dtype; a cache stored as fp8 or q8_0 holds the
             # same values in fewer bytes. Swapping the difference out of the kv_cache kind and the
             # total is exact where the whole cache is live at the peak (the end of a prefill,
             # where logits are made, or its last layer's attention, short of that layer's new keys
             # and values). It leaves out what quantizing costs on the side: the compute-dtype keys
             # and values of the newest tokens, which a quantizing cache converts as it appends.
-            stored = _cache_bytes(output, self.setup.kv_cache)
-            kinds["total"] += stored - kinds["kv_cache"]
-            kinds["kv_cache"] = stored
-            return {"prefill": kinds}
-        with self._tracking(inputs) as forward_backward:
+            traced, stored = _cache_bytes(output), _cache_bytes(output, self.setup.kv_cache)
+            moments = [_by_kind(snapshot, traced) for snapshot in _snapshots(tracker, timeline)]
+            for kinds in moments:
+                kinds["total"] += stored - kinds["kv_cache"]
+                kinds["kv_cache"] = stored
+            return {"prefill": moments}
+        with self._tracking(inputs, timeline) as forward_backward:
             self.forward_backward(inputs)
-        with self._tracking(inputs) as update:
+        with self._tracking(inputs, timeline) as update:
             self.optimizer_step()
-        return {"forward_backward": _by_kind(forward_backward), "optimizer_step": _by_kind(update)}
+        return {
+            "forward_backward": [_by_kind(s) for s in _snapshots(forward_backward, timeline)],
+            "optimizer_step": [_by_kind(s) for s in _snapshots(update, timeline)],
+        }
 
     # The phases of a step, which `peak` traces and `benchlib.predict.llm_speed` counts.
 
@@ -523,8 +540,9 @@ class StepTracer:
         self.optimizer.zero_grad(set_to_none=True)
 
     @contextmanager
-    def _tracking(self, inputs: dict[str, Any]) -> Iterator[Any]:
+    def _tracking(self, inputs: dict[str, Any], timeline: bool = False) -> Iterator[Any]:
         tracker = _tracker_class()()
+        tracker.timeline = [] if timeline else None
         with self.mode, warnings.catch_warnings():
             # ModTracker's note when a backward hook fires for a module it has already let go of.
             warnings.filterwarnings("ignore", message="Module is None", category=UserWarning)
@@ -540,18 +558,24 @@ class StepTracer:
         return self.setup.dtype != "fp32" and not pure
 
 
-def _by_kind(tracker: Any, kv_bytes: int = 0) -> dict[str, int]:
+def _snapshots(tracker: Any, timeline: bool) -> list[dict[Any, int]]:
+    """The tracker's live memory after each operation (``timeline``), else at its peak alone."""
     import torch
 
-    snapshot = next(s for d, s in tracker.get_tracker_snapshot("peak").items() if isinstance(d, torch.device))
+    if timeline:
+        return tracker.timeline
+    return [next(s for d, s in tracker.get_tracker_snapshot("peak").items() if isinstance(d, torch.device))]
+
+
+def _by_kind(snapshot: dict[Any, int], kv_bytes: int = 0) -> dict[str, int]:
     kinds = {str(getattr(k, "value", k)): int(v) for k, v in snapshot.items()}
     return {
-        "weights": kinds["Parameter"] + kinds["Buffer"],
-        "gradients": kinds["Gradient"],
-        "optimizer_state": kinds["Optstate"],
-        "activations": kinds["Activation"] + kinds["Temp"] + kinds["Other"] - kv_bytes,
+        "weights": kinds.get("Parameter", 0) + kinds.get("Buffer", 0),
+        "gradients": kinds.get("Gradient", 0),
+        "optimizer_state": kinds.get("Optstate", 0),
+        "activations": kinds.get("Activation", 0) + kinds.get("Temp", 0) + kinds.get("Other", 0) - kv_bytes,
         "kv_cache": kv_bytes,
-        "total": kinds["Total"],
+        "total": kinds.get("Total", 0),
     }
 
 
@@ -572,6 +596,26 @@ def _tracker_class() -> type:
         MemTracker hooks every parameter to see its gradient arrive, and torch refuses a hook
         on a tensor that needs no gradient; frozen ones get a no-op handle instead.
         """
+
+        # Live memory after each operation, when a formula follows each moment across sizes.
+        # Only operations that return tensors make a moment: the others (a device query, which a
+        # model's first steps make more of) allocate nothing, and would put the moments of one
+        # size out of step with another's.
+        timeline: list[dict[Any, int]] | None = None
+        _makes_tensors = True
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            self._makes_tensors = any("Tensor" in str(r.type) for r in func._schema.returns)
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+        def _update_peak_stats(self, peak_state: Any) -> None:
+            import torch
+
+            super()._update_peak_stats(peak_state)
+            if self.timeline is not None and self._makes_tensors:
+                self.timeline.append(
+                    next(dict(s) for d, s in self._curr_mem_snap.items() if isinstance(d, torch.device))
+                )
 
         def _track(self, reftype: Any, t: Any) -> None:
             # The dense weights FP8, MXFP4 and GGUF stand-ins compute on: their kernels read the
@@ -643,6 +687,9 @@ class LLMPrediction:
     parallel: str = "layers"
     # What a reader should know about the format on this GPU (e.g. transformers dequantizes it), or None.
     note: str | None = None
+    # `fit --sizes` (benchlib.predict.formula.other_sizes): batch -> longest context, or length ->
+    # largest batch.
+    other_sizes: dict[int, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -658,6 +705,10 @@ class LLMPrediction:
                 out.pop("per_gpu")
         out["breakdown"] = {**self.breakdown, "cuda_context": contexts, "allocator": allocator}
         out[f"largest_{self.searched}"] = out.pop("largest")
+        sizes = out.pop("other_sizes")
+        if sizes:
+            given, answer = ("batch", "largest_context") if self.searched == "context" else ("seq_len", "largest_batch")
+            out["other_sizes"] = [{given: size, answer: largest} for size, largest in sizes.items()]
         return out
 
 
@@ -750,13 +801,11 @@ class LLMPredictor:
         return "batch" if self.setup.trains else "context"
 
     def limit(self) -> int:
-        return self.model.max_positions() if not self.setup.trains else 1 << 16
+        return self.model.max_positions() if not self.setup.trains else LARGEST_BATCH
 
     def _trace(self, layers: tuple[str, ...] | None, size: int) -> dict[str, dict[str, int]]:
-        if layers not in self._tracers:
-            self._tracers[layers] = StepTracer(self.model, self.setup, layers)
         if (layers, size) not in self._traced:
-            self._traced[layers, size] = self._tracers[layers].peak(size)
+            self._traced[layers, size] = self.tracer(layers).peak(size)
         return self._traced[layers, size]
 
     def breakdown(self, size: int) -> dict[str, int]:
@@ -765,17 +814,29 @@ class LLMPredictor:
         Each phase of the step is extrapolated on its own; the peak is the higher phase.
         """
         if size not in self.traces:
-            traced = [self._trace(layers, size) for layers in self.plan.layers]
-            phases = {
-                phase: {kind: self.plan.combine([t[phase][kind] for t in traced]) for kind in traced[0][phase]}
-                for phase in traced[0]
-            }
-            self.traces[size] = max(phases.values(), key=lambda kinds: kinds["total"])
-            if self.gpus > 1 and self.parallel == "layers":
-                self.traces[size] |= {f"gpu{i}": peak for i, peak in enumerate(self._per_gpu(traced))}
+            self.traces[size] = self.combined([self._trace(layers, size) for layers in self.plan.layers])
             if self.cache:
                 write_traces(self.cache, self.key, self.traces)
         return self.traces[size]
+
+    def tracer(self, layers: tuple[str, ...] | None) -> StepTracer:
+        """The tracer of the model built with ``layers`` (one of `plan`'s), made once."""
+        if layers not in self._tracers:
+            self._tracers[layers] = StepTracer(self.model, self.setup, layers)
+        return self._tracers[layers]
+
+    def combined(self, traced: list[dict[str, dict[str, int]]]) -> dict[str, int]:
+        """The whole model's peak by kind from the peaks of `plan`'s traced depths (their phases, as
+        `StepTracer.peak` gives them): each phase extrapolated on its own, the higher one taken;
+        with layers split over GPUs, each GPU's peak too."""
+        phases = {
+            phase: {kind: self.plan.combine([t[phase][kind] for t in traced]) for kind in traced[0][phase]}
+            for phase in traced[0]
+        }
+        figures = dict(max(phases.values(), key=lambda kinds: kinds["total"]))
+        if self.gpus > 1 and self.parallel == "layers":
+            figures |= {f"gpu{i}": peak for i, peak in enumerate(self._per_gpu(traced))}
+        return figures
 
     def _per_gpu(self, traced: list[dict[str, dict[str, int]]]) -> list[int]:
         """Each GPU's tensor peak with the decoder layers split over ``gpus`` in order, as evenly as
@@ -818,7 +879,10 @@ class LLMPredictor:
 
     def peak(self, size: int) -> int:
         """The tensor peak at ``size``: of the whole model on one GPU, of the fullest GPU when split."""
-        traced = self.breakdown(size)
+        return self.fullest(self.breakdown(size))
+
+    def fullest(self, traced: dict[str, int]) -> int:
+        """The fullest GPU's tensor peak, of a `breakdown` (or `combined`) of the model."""
         if self.parallel == "data":
             return traced["total"] + self._gradient_buckets(traced)
         if self.gpus == 1:
