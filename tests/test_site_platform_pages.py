@@ -118,3 +118,15 @@ def test_verdict_and_glance_dates_carry_the_stale_mark_exactly_when_old(monkeypa
     figures = [figure for html in blocks for figure in dated_figures(html)]
     assert len(figures) > 40 and any(marked for _, marked in figures)
     assert all(marked == freshness.is_stale(as_of, LATEST) for as_of, marked in figures)
+
+
+@pytest.mark.parametrize("name", PLATFORM_PAGES)
+def test_no_tier_repeats_its_platforms_name(rendered: dict[str, str], name: str) -> None:
+    # "Hugging Face ZeroGPU" has one tier, "ZeroGPU": a row read "Hugging Face ZeroGPU ZeroGPU".
+    data = load_platforms()
+    text = " ".join(re.sub(r"<br>", " ", re.sub(r"<(?!br)[^>]+>", " ", rendered[name])).split())
+    repeats = [
+        f"{p.name} {t.name}" for p in data.platforms.values() for t in p.tiers.values() if p.name.endswith(t.name)
+    ]
+    assert repeats, "no platform's name ends with a tier's, so the check proves nothing"
+    assert [r for r in repeats if r in text] == []

@@ -170,6 +170,11 @@ class Platform(_Model):
                 raise ValueError(f"compute_units names unknown tiers {unknown}")
         return self
 
+    def tier_title(self, tier: Tier) -> str:
+        """The tier as a reader names it: "Kaggle Free", or the platform's name alone where it ends
+        with the tier's ("Hugging Face ZeroGPU", not "Hugging Face ZeroGPU ZeroGPU")."""
+        return self.name if self.name.endswith(tier.name) else f"{self.name} {tier.name}"
+
 
 class Need(_Model):
     """One row of the 'Which one should I use?' table."""

@@ -685,7 +685,7 @@ def free_tiers(frame: pd.DataFrame | None = None) -> str:
         offer, price = tier.field("accelerators")[0], tier.field("price")[0]
         rows.append(
             {
-                "cells": [f"{platform.name} {tier.name}", _sourced(offer.value, offer), _sourced(price.value, price)],
+                "cells": [platform.tier_title(tier), _sourced(offer.value, offer), _sourced(price.value, price)],
                 "fits": _fits(index, gpu),
             }
         )

@@ -197,7 +197,7 @@ def fact_list(
             _shown(fact, today) for fact in tier.field(field) if (not match or match in fact.value) and fact not in skip
         ]
         if facts:
-            shown.append({"label": f"{platform.name} {tier.name}, {FIELD_LABELS[field].lower()}", "facts": facts})
+            shown.append({"label": f"{platform.tier_title(tier)}, {FIELD_LABELS[field].lower()}", "facts": facts})
     if not shown:
         raise ValueError(f"no facts matched {items!r} (match={match!r})")
     return render("fact_list.html", items=shown)
@@ -225,7 +225,9 @@ def limits_table(
     for ref in refs:
         platform, tier = data.tier(ref)
         cells = [[_shown(fact, today) for fact in tier.field(field)] for field in fields]
-        rows.append({"platform": platform.name, "tier": tier.name, "cells": cells})
+        # The tier on its own line, unless the platform's name already says it.
+        own = "" if platform.tier_title(tier) == platform.name else tier.name
+        rows.append({"platform": platform.name, "tier": own, "cells": cells})
     return render("limits_table.html", fields=[FIELD_LABELS[field] for field in fields], rows=rows)
 
 
@@ -278,7 +280,7 @@ def decision_table(
 def _page(platform: Platform, tier: Tier, here: str) -> dict[str, str | None]:
     """A tier's name and a link to its platform's page from the page ``here``."""
     href = page_link(platform.page, here) if platform.page else None
-    return {"name": f"{platform.name} {tier.name}", "href": href}
+    return {"name": platform.tier_title(tier), "href": href}
 
 
 # --- The verdict: what each platform page answers before any detail ---------------------------------
