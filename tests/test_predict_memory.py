@@ -280,7 +280,7 @@ def test_fit_command_answers_for_a_memory_budget_as_json():
         (["--model", "resnet50", "--gpu", "T5"], "unknown GPU 'T5'"),
         (["--model", "resnet50", "--gpu", "T4", "--dtype", "int8"], "unknown dtype 'int8'"),
         (["--model", "resnet50", "--gpu", "T4", "--dtype", "bf16"], "no hardware bf16"),
-        (["--model", "resnet50", "--gpu", "T4", "--batch", "0"], "--batch 0"),
+        (["--model", "resnet50", "--gpu", "T4", "--batch", "0"], "--batch must be at least 1, got 0"),
         (["--model", "resnet50", "--gpu", "T4", "--input", "big"], "--input 'big'"),
     ],
 )
