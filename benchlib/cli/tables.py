@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.text import Text
 
-from benchlib.cli.output import console, err, print_error, progress_bar, usage_error
+from benchlib.cli.output import Wrapped, console, err, print_error, progress_bar, usage_error
 
 if TYPE_CHECKING:
     from benchlib.tables import Table
@@ -108,11 +109,19 @@ def _check(chosen: list[Table]) -> None:
     stale = {table.name: registry.stale_reasons(table) for table in chosen}
     for table in chosen:
         reasons = stale[table.name]
-        if reasons:
-            print_error(f"{table.path} is stale: {'; '.join(reasons)}. Refresh it with `{table.refresh}`.")
-        else:
+        if not reasons:
             console.print(f"{escape(table.name)}: current", soft_wrap=True)
-    if any(stale.values()):
-        names = [name for name, reasons in stale.items() if reasons]
-        err.print(f"{len(names)} stale table(s); `benchlib tables --only {' --only '.join(names)}` refreshes them.")
+            continue
+        # A reason a line: a table stale for ten reasons still reads at 80 columns.
+        print_error(f"{table.path} is stale:")
+        for reason in reasons:
+            err.print(Wrapped(Text(f"- {reason}"), indent=2, hanging=2))
+        err.print(Wrapped(Text(f"Refresh it with `{table.refresh}`."), indent=2))
+    names = [name for name, reasons in stale.items() if reasons]
+    if names:
+        every = set(names) == set(registry.all_tables())
+        command = registry.REFRESH if every else f"{registry.REFRESH} --only {' --only '.join(names)}"
+        # The command on a line of its own, unbroken, to copy.
+        err.print(f"{len(names)} stale table{'s' if len(names) > 1 else ''}; refresh with:", highlight=False)
+        err.print(Text(f"  {command}"), soft_wrap=True)
         raise typer.Exit(1)
