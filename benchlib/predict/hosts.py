@@ -67,6 +67,8 @@ HOSTS: dict[str, Host] = {
         "assumed a server's: no published generate() measurement with a Kaggle host was found",
     ),
 }
+# A host's fields that are prose: they change no number, so a digest of the hosts' constants leaves them out.
+PROSE_FIELDS = ("title", "status", "basis")
 # The free notebooks' GPUs: where readers meet them.
 NOTEBOOK_GPUS = {"T4": "colab", "L4": "colab", "P100 PCIe 16GB": "kaggle"}
 

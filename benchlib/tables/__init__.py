@@ -12,6 +12,9 @@ and the versions it was computed with. `stale_reasons` compares them with the in
 now, without recomputing anything: ``benchlib tables --check`` and ``tests/test_tables.py`` fail
 while a committed table no longer matches its inputs.
 
+A digest covers what changes a table's values, so that a table is computed again only when it
+would come out different: a data file's values, not its prose (`DATA_PROSE`).
+
 This module is the reader: it imports nothing of benchlib but ``core``, so the site reads a
 table (`read`), the digests of its inputs and `TableMissing` without importing the modules that
 compute (which import ``predict``). The rows' record types live with what computes them in
@@ -31,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib.core.files import write_json_atomically
-from benchlib.core.package_data import table_file
+from benchlib.core.package_data import data_file, load_yaml, table_file
 from benchlib.core.paths import project_root
 from benchlib.core.registry import add_named, import_modules
 from benchlib.core.version import __version__
@@ -132,11 +135,49 @@ def reported_digests(folder: Path | None = None) -> dict[str, str]:
     return file_digests(sorted(folder.glob("*.json")), folder, "reported") if folder.is_dir() else {}
 
 
-def data_digests(*names: str) -> dict[str, str]:
-    """Digests of curated data files (``benchlib/data/<name>``)."""
-    from benchlib.core.package_data import data_file
+# Each data file's prose: for each of its lists of entries (``models``, ``sources``, ``rows``), the
+# fields that are text for people, which no table's code reads and no table copies into its values.
+# `data_digests` leaves them out, so editing one recomputes nothing; every other field counts.
+# tests/test_tables_digests.py checks that no committed table holds a prose field's text.
+_PUBLISHED_SPEED_PROSE = {
+    # The comparison reads a source's id, URL, date, GPU, host, engine and software versions; its
+    # description in words (and the methodology page's title for it) is read from the file at build time.
+    "sources": frozenset({"title", "page", "gpu_stated", "host_stated", "settings", "measure", "code", "note"}),
+    # The model and GPU as the source words them, beside the ones the rows name for benchlib.
+    "rows": frozenset({"model_stated", "gpu_stated", "quote", "note"}),
+}
+DATA_PROSE: dict[str, dict[str, frozenset[str]]] = {
+    # How a config was checked, and notes for `benchlib predict`; can_i_run_it copies the title,
+    # hf_id and release, so those count.
+    "language_models.yaml": {"models": frozenset({"checked", "note"})},
+    # Only the sources' notes: a row's note leaves it out (SUSPECT, OFFLOADING), a source's measure
+    # and code say what its figure counts, and can_i_run_it copies each row and source whole.
+    "published_llm_memory.yaml": {"sources": frozenset({"note"})},
+    # The rates read a row's GPU, kind, dtype, value and date, and a source's id, URL and date.
+    "reached_rates.yaml": {
+        "sources": frozenset({"title", "note"}),
+        "rows": frozenset({"gpu_stated", "shape", "quote", "note"}),
+    },
+    "published_llm_speed.yaml": _PUBLISHED_SPEED_PROSE,
+    "published_llm_speed_llama_cpp.yaml": _PUBLISHED_SPEED_PROSE,
+    "published_llm_speed_stacks.yaml": _PUBLISHED_SPEED_PROSE,
+    "published_llm_training_speed.yaml": _PUBLISHED_SPEED_PROSE,
+}
 
-    return {f"data/{name}": digest_bytes(data_file(name).read_bytes()) for name in names}
+
+def _data_values(name: str, text: str) -> Any:
+    """The values of the data file ``name`` whose text is ``text``: parsed, less its `DATA_PROSE` fields."""
+    values = load_yaml(text)
+    for section, prose in DATA_PROSE.get(name, {}).items():
+        values[section] = [{k: v for k, v in entry.items() if k not in prose} for entry in values[section]]
+    return values
+
+
+def data_digests(*names: str) -> dict[str, str]:
+    """Digests of curated data files' values (``data/<name>``, from ``benchlib/data/<name>``), not their prose."""
+    return {
+        f"data/{name}": digest_json(_data_values(name, data_file(name).read_text(encoding="utf-8"))) for name in names
+    }
 
 
 # ----------------------------------------------------------------------------- versions

@@ -37,7 +37,8 @@ from benchlib.catalog.language_models import LanguageModel, resolve_model, shipp
 from benchlib.core.cache import cache_folder
 from benchlib.core.package_data import table_file
 from benchlib.predict.engines import ENGINES, Engine, EngineTime, engine_numbers
-from benchlib.predict.hosts import default_host
+from benchlib.predict.hosts import PROSE_FIELDS as HOST_PROSE_FIELDS
+from benchlib.predict.hosts import Host, default_host
 from benchlib.predict.llama_cpp import METHOD as LLAMA_CPP_METHOD
 from benchlib.predict.llama_cpp import fit_llama_cpp
 from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup
@@ -66,7 +67,7 @@ from benchlib.predict.published_memory import (
     published_rows,
 )
 from benchlib.predict.roofline import GpuRates, engine_figures, gpu_rates
-from benchlib.tables import Table, data_digests, digest_bytes, digest_json, register
+from benchlib.tables import Table, data_digests, digest_json, register
 
 NAME = "can_i_run_it"
 TABLE_FILE = table_file(f"{NAME}.json")
@@ -200,7 +201,8 @@ def config_digest(model: LanguageModel) -> str:
 
 
 def published_digest() -> str:
-    return digest_bytes(PUBLISHED.read_bytes())
+    """A short hash of the published peaks' values, not their prose (`benchlib.tables.DATA_PROSE`)."""
+    return data_digests(PUBLISHED.name)[f"data/{PUBLISHED.name}"]
 
 
 def speed_digest() -> str:
@@ -209,14 +211,18 @@ def speed_digest() -> str:
 
 
 def engine_digest() -> str:
-    """A short hash of the constants of the engines the table uses and of the hosts they run on:
-    the speeds change when they do."""
+    """A short hash of the constants of the engines the table uses and of the hosts they run on, less
+    their prose: the speeds change when they do."""
     return digest_json(
         {
             "engines": {name: engine_numbers(ENGINES[name]) for name in TABLE_ENGINES},
-            "hosts": {c.key: asdict(default_host(c.spec)) for c in COLUMNS},
+            "hosts": {c.key: _host_numbers(default_host(c.spec)) for c in COLUMNS},
         }
     )
+
+
+def _host_numbers(host: Host) -> dict[str, Any]:
+    return {k: v for k, v in asdict(host).items() if k not in HOST_PROSE_FIELDS}
 
 
 def _as_dtype(call: CountedCall, dtype: str) -> CountedCall:
@@ -528,7 +534,7 @@ def inputs() -> dict[str, str]:
     changes none of it (the pages work out costs from the prices when the site is built).
 
     The configs are the ones in ``language_models.yaml``, and transformers fills in the rest (its
-    version counts too), so the file's digest stands for them: no transformers import is needed to
+    version counts too), so the file's values stand for them: no transformers import is needed to
     check the table. Each row still records its config's digest.
     """
     return {
