@@ -1,9 +1,10 @@
-"""A table's digests cover what changes its values: a data file's values but not its prose; and
-`benchlib tables --check` says which input changed. Every edit here is to a copy in a temporary
-folder, never to a real file."""
+"""A table's digests cover what changes its values: a data file's values but not its prose, a
+module's code but not its comments, docstrings or layout; and `benchlib tables --check` says which
+input changed. Every edit here is to a copy in a temporary folder, never to a real file."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
@@ -109,3 +110,51 @@ def _prose_texts(name: str) -> list[str]:
         for field in fields
         if entry.get(field)
     ]
+
+
+# ----------------------------------------------------------------------------- code
+
+LLM_MEMORY = Path(tables.__file__).parents[1] / "predict" / "llm_memory.py"
+
+
+def test_comments_docstrings_and_layout_leave_a_modules_digest_and_a_constant_changes_it():
+    source = LLM_MEMORY.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    docstring = tree.body[0]
+    assert isinstance(docstring, ast.Expr), "llm_memory.py has a module docstring"
+    redocumented = "".join(
+        [*lines[: docstring.lineno - 1], '"""Another docstring."""\n', *lines[docstring.end_lineno :]]
+    )
+    commented = source.replace("\ndef ", "\n# A comment above every function.\n\n\ndef ")
+    assert commented.count("# A comment above every function.") > 1
+    unchanged = tables.source_digest(source)
+    assert tables.source_digest(redocumented) == tables.source_digest(commented) == unchanged
+
+    number = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.lineno == node.end_lineno
+    )
+    line = lines[number.lineno - 1]
+    lines[number.lineno - 1] = f"{line[: number.col_offset]}{number.value + 1}{line[number.end_col_offset :]}"
+    assert tables.source_digest("".join(lines)) != unchanged
+
+
+def test_a_predictors_code_edit_names_the_module_and_a_comment_edit_leaves_the_table_current(
+    fake_table, tmp_path, monkeypatch
+):
+    package = tmp_path / "benchlib"
+    (package / "tables").mkdir(parents=True)
+    (package / "predict").mkdir()
+    (package / "tables" / "fake.py").write_text(
+        "def compute():\n    from benchlib.predict.rates import PEAK\n\n    return {'peak': PEAK}\n", encoding="utf-8"
+    )
+    rates = package / "predict" / "rates.py"
+    rates.write_text('"""Peaks."""\n\nPEAK = 312.0  # TFLOPS\n', encoding="utf-8")
+    monkeypatch.setattr(tables, "PACKAGE_DIR", package)
+    fake_table(lambda: tables.code_digests("benchlib.tables.fake"))
+    rates.write_text('"""The peaks, in TFLOPS."""\n\n# From the specs.\nPEAK = 312.0\n', encoding="utf-8")
+    assert check_lines() == ["fake: current"]
+    rates.write_text('"""The peaks, in TFLOPS."""\n\nPEAK = 300.0\n', encoding="utf-8")
+    assert check_lines()[1] == "  - code/benchlib/predict/rates.py changed"

@@ -7,13 +7,14 @@ the module that computes it, and the pages read those files.
 A table is one module of this package that calls `register(Table(...))` at import time: its name
 (``<name>.json`` is its file), what it holds, the inputs that shape it and the function that
 computes it. Adding a table means adding one file here. Each file records, beside the values, the
-digests of its inputs (the data and results files it read, and figures such as the GPUs' rates)
-and the versions it was computed with. `stale_reasons` compares them with the inputs as they are
-now, without recomputing anything: ``benchlib tables --check`` and ``tests/test_tables.py`` fail
-while a committed table no longer matches its inputs.
+digests of its inputs (the data and results files it read, figures such as the GPUs' rates, and
+the code that computes it) and the versions it was computed with. `stale_reasons` compares them
+with the inputs as they are now, without recomputing anything: ``benchlib tables --check`` and
+``tests/test_tables.py`` fail while a committed table no longer matches its inputs.
 
 A digest covers what changes a table's values, so that a table is computed again only when it
-would come out different: a data file's values, not its prose (`DATA_PROSE`).
+would come out different: a data file's values, not its prose (`DATA_PROSE`), and a module's
+code, not its comments, docstrings or layout (`source_digest`).
 
 This module is the reader: it imports nothing of benchlib but ``core``, so the site reads a
 table (`read`), the digests of its inputs and `TableMissing` without importing the modules that
@@ -23,12 +24,14 @@ compute (which import ``predict``). The rows' record types live with what comput
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -50,9 +53,10 @@ class Table:
     ``compute(on_step)`` returns the table's values (a JSON object) and calls ``on_step`` with a
     short description before each of its ``steps()`` steps, for the progress bar. ``inputs()``
     returns a digest per input, named so that a stale table says what changed (``data/gpus.yaml``,
-    ``reported/lambda-dlbench-a10.json``). ``packages`` are the distributions whose versions shape
-    the values (torch for a trace); benchlib's own version always counts. ``summary`` says in one
-    line what a computed table holds, for `benchlib tables` to print.
+    ``reported/lambda-dlbench-a10.json``, ``code/benchlib/predict/llm_memory.py``). ``packages``
+    are the distributions whose versions shape the values (torch for a trace); benchlib's own
+    version always counts. ``summary`` says in one line what a computed table holds, for
+    `benchlib tables` to print.
     """
 
     name: str
@@ -178,6 +182,89 @@ def data_digests(*names: str) -> dict[str, str]:
     return {
         f"data/{name}": digest_json(_data_values(name, data_file(name).read_text(encoding="utf-8"))) for name in names
     }
+
+
+# ----------------------------------------------------------------------------- code
+
+# benchlib's folder: a module's digest is named by its path from the folder above (code/benchlib/...).
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+@cache  # each table's code shares most modules with the others'
+def source_digest(source: str) -> str:
+    """The digest of a module's code, not of how it is written: its syntax tree less its docstrings,
+    so an edit to a comment, a docstring or the layout changes nothing, and one to a constant or a
+    formula does."""
+    return digest_json(_code_of(ast.parse(source)))
+
+
+def _code_of(node: Any) -> Any:
+    """``node`` as nested lists of each node's type and fields, less docstrings. Fields that are None
+    or empty are left out: Python versions add such fields (3.12's ``type_params``) and 3.13's
+    `ast.dump` leaves them out, and the digest must be the same on every Python benchlib runs on."""
+    if isinstance(node, list):
+        return [_code_of(item) for item in node]
+    if not isinstance(node, ast.AST):
+        return repr(node)  # a constant or an identifier
+    fields = {}
+    for field, value in ast.iter_fields(node):
+        if field == "body" and _has_docstring(node):
+            value = value[1:]
+        if value is not None and value != []:
+            fields[field] = _code_of(value)
+    return [type(node).__name__, fields]
+
+
+def _has_docstring(node: ast.AST) -> bool:
+    documented = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+    if not isinstance(node, documented) or not node.body:
+        return False
+    first = node.body[0]
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+
+
+def code_digests(module: str) -> dict[str, str]:
+    """``{"code/benchlib/predict/llm_memory.py": digest}`` for ``module`` (a table's) and each module of
+    benchlib it imports however indirectly, inside functions too: the code the table's values come
+    from. Not this module, which digests and writes but computes no value."""
+    sources: dict[Path, str] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = _module_path(name)
+        if path is None or path in sources or name == __name__:
+            continue
+        sources[path] = path.read_text(encoding="utf-8")
+        for imported, attribute in _imports(sources[path]):
+            # `from X import y` imports the module X.y where there is one, else a name of X.
+            submodule = f"{imported}.{attribute}"
+            todo.append(submodule if attribute and _module_path(submodule) else imported)
+    root = PACKAGE_DIR.parent
+    return {f"code/{path.relative_to(root).as_posix()}": source_digest(text) for path, text in sorted(sources.items())}
+
+
+def _module_path(module: str) -> Path | None:
+    """The file of benchlib's module ``module``; None for another package's or a name that is no module."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE_DIR.name:
+        return None
+    folder = PACKAGE_DIR.parent.joinpath(*parts)
+    for path in (folder / "__init__.py", folder.with_suffix(".py")):
+        if path.is_file():
+            return path.resolve()
+    return None
+
+
+@cache
+def _imports(source: str) -> tuple[tuple[str, str | None], ...]:
+    """What a module imports, inside functions too: ``(X, None)`` for ``import X``, ``(X, y)`` for ``from X import y``."""
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.extend((node.module, alias.name) for alias in node.names)
+    return tuple(found)
 
 
 # ----------------------------------------------------------------------------- versions

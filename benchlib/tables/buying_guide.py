@@ -29,7 +29,7 @@ from benchlib.predict.memory import (
     smi_share,
 )
 from benchlib.results.store import read_results
-from benchlib.tables import Table, digest_json, file_digests, register
+from benchlib.tables import Table, code_digests, digest_json, file_digests, register
 from benchlib.workloads import TRAINED_BATCH, checks_of
 
 NAME = "buying_guide"
@@ -159,12 +159,13 @@ def _models() -> list[dict[str, Any]]:
 
 def inputs() -> dict[str, str]:
     """The models, each GPU's memory as fit counts it (not the rest of the specs: a new price changes
-    none of this), and the reported files with batches a source trained with."""
+    none of this), the reported files with batches a source trained with, and the code that predicts."""
     folder = reported_dir()
     return {
         "models": digest_json(_models()),
         "GPU memory": digest_json({name: _memory(name) for name in gpu_names()}),
         **file_digests(_files_with_trained_batches(folder), folder, "reported"),
+        **code_digests(__name__),
     }
 
 

@@ -67,7 +67,7 @@ from benchlib.predict.published_memory import (
     published_rows,
 )
 from benchlib.predict.roofline import GpuRates, engine_figures, gpu_rates
-from benchlib.tables import Table, data_digests, digest_json, register
+from benchlib.tables import Table, code_digests, data_digests, digest_json, register
 
 NAME = "can_i_run_it"
 TABLE_FILE = table_file(f"{NAME}.json")
@@ -212,7 +212,8 @@ def speed_digest() -> str:
 
 def engine_digest() -> str:
     """A short hash of the constants of the engines the table uses and of the hosts they run on, less
-    their prose: the speeds change when they do."""
+    their prose: the speeds change when they do. (The titles the table copies are written in
+    engines.py and hosts.py, whose code digests cover them.)"""
     return digest_json(
         {
             "engines": {name: engine_numbers(ENGINES[name]) for name in TABLE_ENGINES},
@@ -530,8 +531,9 @@ def predicted_models() -> list[str]:
 
 def inputs() -> dict[str, str]:
     """What the table was predicted from: the shipped configs, the published peaks, the columns'
-    memory and speed figures and the engines' constants. Not the rest of the specs: a new price
-    changes none of it (the pages work out costs from the prices when the site is built).
+    memory and speed figures, the engines' constants and the code that predicts. Not the rest of
+    the specs: a new price changes none of it (the pages work out costs from the prices when the
+    site is built).
 
     The configs are the ones in ``language_models.yaml``, and transformers fills in the rest (its
     version counts too), so the file's values stand for them: no transformers import is needed to
@@ -543,6 +545,7 @@ def inputs() -> dict[str, str]:
         "speed rates": speed_digest(),
         "engine constants": engine_digest(),
         **data_digests("reached_rates.yaml"),
+        **code_digests(__name__),
     }
 
 

@@ -21,7 +21,7 @@ from benchlib.derive.published_llm_speed import FITTED, compare, count_rows, fit
 from benchlib.predict.engines import ENGINES, engine_numbers
 from benchlib.predict.hosts import HOSTS
 from benchlib.predict.roofline import engine_figures, gpu_rates
-from benchlib.tables import Table, TableMissing, data_digests, digest_json, read, register
+from benchlib.tables import Table, TableMissing, code_digests, data_digests, digest_json, read, register
 
 NAME = "llm_speed_check"
 PACKAGES = ("torch", "transformers", "peft")
@@ -57,12 +57,15 @@ def error_summary(engine: str, kind: str) -> dict[str, Any] | None:
 
 
 def inputs() -> dict[str, str]:
+    """The published rows and configs, the GPUs' rates, the engines' constants, the hosts (whole: the
+    table copies them for the methodology page) and the code that predicts."""
     gpus = sorted({str(p.gpu) for p in published_rows() if p.gpu})
     return {
         **data_digests(*(path.name for path in SPEED_FILES), "language_models.yaml", "reached_rates.yaml"),
         "engine constants": digest_json({name: engine_numbers(engine) for name, engine in ENGINES.items()}),
         "hosts": digest_json({name: asdict(host) for name, host in HOSTS.items()}),
         "GPU rates": digest_json([engine_figures(gpu_rates(find_gpu(g))) for g in gpus]),
+        **code_digests(__name__),
     }
 
 

@@ -23,7 +23,7 @@ from benchlib.predict.memory import gpu_memory
 from benchlib.results.schema import MeasurementRecord
 from benchlib.results.searches import request_of, search_key
 from benchlib.results.store import iter_result_paths, read_results
-from benchlib.tables import Table, digest_json, file_digests, register
+from benchlib.tables import Table, code_digests, digest_json, file_digests, register
 from benchlib.workloads import LARGEST_BATCH, checks_of
 
 NAME = "searched"
@@ -67,13 +67,15 @@ def compute(on_step: Callable[[str], None]) -> dict[str, Any]:
 
 
 def inputs() -> dict[str, str]:
-    """The results files that hold a measured search, and the memory fit counts for each GPU searched."""
+    """The results files that hold a measured search, the memory fit counts for each GPU searched, and
+    the code that predicts."""
     folder = results_dir()
     searches = list(_measured_searches(folder))
     gpus = sorted({spec.name for _, record in searches if (spec := reported_gpu(record.device_name)) is not None})
     return {
         **file_digests(sorted(dict.fromkeys(path for path, _ in searches)), folder, "results"),
         "GPU memory": digest_json({name: asdict(gpu_memory(find_gpu(name))) for name in gpus}),
+        **code_digests(__name__),
     }
 
 

@@ -20,7 +20,7 @@ from benchlib.catalog.gpus import UnknownGPU, find_gpu, load_accelerators
 from benchlib.core.paths import reported_dir
 from benchlib.derive.published_speed import UNRUN_BATCH, compare, fit_memory_efficiency, unrun_gpus
 from benchlib.predict.roofline import COMPUTE_EFFICIENCY, DEFAULT_COMPUTE_EFFICIENCY, MEMORY_EFFICIENCY, gpu_rates
-from benchlib.tables import Table, digest_json, register, reported_digests
+from benchlib.tables import Table, code_digests, digest_json, register, reported_digests
 
 NAME = "speed_check"
 PACKAGES = ("torch", "torchvision")
@@ -72,8 +72,9 @@ def rates_digest() -> str:
 
 
 def inputs() -> dict[str, str]:
-    """Every GPU's rates (not the rest of the specs: a new price changes none of this) and the reported files."""
-    return {"GPU rates": rates_digest(), **reported_digests()}
+    """Every GPU's rates (not the rest of the specs: a new price changes none of this), the reported
+    files and the code that predicts."""
+    return {"GPU rates": rates_digest(), **reported_digests(), **code_digests(__name__)}
 
 
 def summary(table: dict[str, Any]) -> str:
