@@ -158,3 +158,13 @@ def test_a_predictors_code_edit_names_the_module_and_a_comment_edit_leaves_the_t
     assert check_lines() == ["fake: current"]
     rates.write_text('"""The peaks, in TFLOPS."""\n\nPEAK = 300.0\n', encoding="utf-8")
     assert check_lines()[1] == "  - code/benchlib/predict/rates.py changed"
+
+
+def test_inputs_of_a_kind_a_table_recorded_none_of_are_one_reason(fake_table):
+    inputs = {"data/gpus.yaml": "1"}
+    table = fake_table(lambda: inputs)
+    inputs.update({f"code/benchlib/predict/{name}.py": "1" for name in ("count", "engines", "roofline")})
+    assert tables.stale_reasons(table) == ["3 code/ inputs are new (it recorded none)"]
+    tables.write(table, tables.compute(table))
+    inputs["code/benchlib/predict/hosts.py"] = "1"
+    assert tables.stale_reasons(table) == ["code/benchlib/predict/hosts.py is new"]
