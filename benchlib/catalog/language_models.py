@@ -168,6 +168,16 @@ class LanguageModel:
         return next((int(getattr(text, f)) for f in PER_TOKEN_FIELDS if getattr(text, f, None)), 1)
 
     @property
+    def sliding_window(self) -> int | None:
+        """The tokens a sliding-window layer attends to and keeps in its cache (None: no such layer,
+        or none shorter than the model's context): past it, that cache stops growing."""
+        text = self.text_config
+        if text is None or getattr(text, "use_sliding_window", True) is False:
+            return None
+        window = getattr(text, "sliding_window", None)
+        return int(window) if window and window < self.max_positions() else None
+
+    @property
     def layer_kinds(self) -> tuple[str, ...] | None:
         """The kind of each decoder layer (``layer_types``, such as sliding and full attention), or
         None where the layers differ in ways a reduced trace can't follow (some dense among MoE)."""

@@ -64,6 +64,11 @@ class OpCost:
     weight_elements: int = 0  # a dequantize op: the weights it unpacks (`benchlib.predict.engines`)
     largest_input_bytes: int = 0  # a concatenation: its largest input (a KV cache it appends to)
     weight_share: float = 1.0  # a MoE layer's grouped matmul: the share of its experts' weights it reads
+    # A MoE layer's grouped matmul: all its experts' weight bytes, how many experts and how many rows
+    # (tokens times experts per token), from which ``weight_share`` comes (`experts_touched`).
+    expert_bytes: int = 0
+    experts: int = 0
+    rows: int = 0
 
 
 def _tensors(tree: Any) -> list[Any]:
@@ -166,11 +171,12 @@ def op_counter(experts_per_token: int = 1) -> Any:
             flops = int(formula(*args, **kwargs, out_val=out)) if formula else 0
             if name in GROUPED_MATMULS | GROUPED_MATMUL_BACKWARDS:
                 flops = _grouped_matmul_flops(name, inputs, outputs)
+            expert_bytes = experts = rows = 0
             if name in GROUPED_MATMULS and inputs[1].dim() == 3:
                 weight = inputs[1]
-                tokens = inputs[0].shape[-2] / experts_per_token
-                touched = experts_touched(weight.shape[0], min(experts_per_token, weight.shape[0]), tokens)
-                moved = _nbytes(inputs) - _nbytes([weight]) + int(touched * _nbytes([weight])) + _nbytes(outputs)
+                expert_bytes, experts, rows = _nbytes([weight]), weight.shape[0], inputs[0].shape[-2]
+                touched = experts_touched(experts, min(experts_per_token, experts), rows / experts_per_token)
+                moved = _nbytes(inputs) - expert_bytes + int(touched * expert_bytes) + _nbytes(outputs)
             elif name in GATHERS:
                 moved = 2 * _nbytes(outputs)
             elif out is None and inputs:
@@ -181,9 +187,9 @@ def op_counter(experts_per_token: int = 1) -> Any:
             first = (inputs or outputs)[0]
             dtype = DTYPE_NAMES.get(str(first.dtype), "other")
             largest = max((_nbytes([t]) for t in inputs), default=0) if name == "cat" else 0
-            share = touched if name in GROUPED_MATMULS and inputs[1].dim() == 3 else 1.0
+            share = touched if expert_bytes else 1.0
             kind = _kind(name) if flops else "memory"
-            self.ops.append(OpCost(name, kind, flops, moved, dtype, 0, largest, share))
+            self.ops.append(OpCost(name, kind, flops, moved, dtype, 0, largest, share, expert_bytes, experts, rows))
             return out
 
     return OpCounter()

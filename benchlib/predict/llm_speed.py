@@ -91,7 +91,7 @@ class InferenceCalls:
 _TRACERS: dict[str, StepTracer] = {}
 
 
-def _tracer(model: LanguageModel, setup: Setup, layers: tuple[str, ...] | None) -> StepTracer:
+def tracer_of(model: LanguageModel, setup: Setup, layers: tuple[str, ...] | None) -> StepTracer:
     """One tracer per model, setup and traced layers in this process: building the model is most of a count's time."""
     key_setup = {k: v for k, v in asdict(setup).items() if k not in ("batch", "seq_len")}
     key = json.dumps([model.name, model.fingerprint(), key_setup, layers], sort_keys=True, default=str)
@@ -124,11 +124,11 @@ def _count(tracer: StepTracer, run: Callable[[], Any]) -> tuple[OpCost, ...]:
     return tuple(counter.ops)
 
 
-def _plan(model: LanguageModel) -> TracePlan:
+def plan_of(model: LanguageModel) -> TracePlan:
     return model.trace_plan(BASE_LAYERS)
 
 
-def _count_inference_at(
+def count_inference_at(
     tracer: StepTracer, setup: Setup, context: int
 ) -> tuple[tuple[OpCost, ...], tuple[OpCost, ...] | None]:
     import torch
@@ -152,29 +152,31 @@ def _count_inference_at(
 def count_inference(model: LanguageModel, setup: Setup, *, decode_context: int | None = None) -> InferenceCalls:
     """The prefill of ``setup.seq_len`` tokens and one decode step reading a cache of ``decode_context``
     tokens (default: the prompt), for ``setup.batch`` sequences."""
-    plan = _plan(model)
+    plan = plan_of(model)
     context = decode_context or setup.seq_len
-    counted = [_count_inference_at(_tracer(model, setup, layers), setup, context) for layers in plan.layers]
+    counted = [count_inference_at(tracer_of(model, setup, layers), setup, context) for layers in plan.layers]
     prefill = CountedCall(plan, tuple(p for p, _ in counted), setup.batch * setup.seq_len)
     decodes = tuple(d for _, d in counted if d is not None)
     decode = CountedCall(plan, decodes, setup.batch) if len(decodes) == len(plan.layers) else None
     return InferenceCalls(prefill, decode)
 
 
+def count_training_step(tracer: StepTracer, setup: Setup) -> tuple[OpCost, ...]:
+    """The ops of one training step of ``tracer``'s model on ``setup.batch`` samples of ``setup.seq_len`` tokens."""
+    inputs = tracer.inputs(setup.batch, setup.seq_len)
+
+    def step() -> None:
+        tracer.forward_backward(inputs)
+        tracer.optimizer_step()
+
+    return _count(tracer, step)
+
+
 def count_training(model: LanguageModel, setup: Setup) -> CountedCall:
     """One training step of ``setup.batch`` samples of ``setup.seq_len`` tokens."""
-    steps = []
-    plan = _plan(model)
-    for layers in plan.layers:
-        tracer = _tracer(model, setup, layers)
-        inputs = tracer.inputs(setup.batch, setup.seq_len)
-
-        def step(tracer: StepTracer = tracer, inputs: dict[str, Any] = inputs) -> None:
-            tracer.forward_backward(inputs)
-            tracer.optimizer_step()
-
-        steps.append(_count(tracer, step))
-    return CountedCall(plan, tuple(steps), setup.batch * setup.seq_len)
+    plan = plan_of(model)
+    steps = tuple(count_training_step(tracer_of(model, setup, layers), setup) for layers in plan.layers)
+    return CountedCall(plan, steps, setup.batch * setup.seq_len)
 
 
 @dataclass(frozen=True)
@@ -314,10 +316,12 @@ def predict_llm_speed(
     cache_dir: Path | None = None,
     concurrency: bool = True,
     host: Host | None = None,
+    counted: InferenceCalls | CountedCall | None = None,
 ) -> LLMSpeed:
     """Predict ``model`` run as ``setup`` on ``gpu`` under ``engine``, on ``host`` (default: the host
     readers find the GPU on, `default_host`); EngineMismatch, UnknownSpeedGPU or ValueError say what
-    to change."""
+    to change. ``counted``: the calls at this setup's size, where a formula gave them
+    (`benchlib.predict.formula`); otherwise they are counted here."""
     engine.check(setup.mode, setup.weights)
     host = host or default_host(gpu)
     engine = engine.on_host(host.launch_s)
@@ -333,8 +337,9 @@ def predict_llm_speed(
         raise ValueError(f"--seq-len {setup.seq_len}: {model.title} reads at most {model.max_positions()} tokens")
     common = {"model": model.title, "gpu": rates.name, "engine": engine, "setup": setup, "rates": rates, "host": host}
     if setup.trains:
-        return LLMSpeed(**common, train=count_training(model, setup).time(rates, engine))
-    calls = count_inference(model, setup)
+        step = counted if isinstance(counted, CountedCall) else count_training(model, setup)
+        return LLMSpeed(**common, train=step.time(rates, engine))
+    calls = counted if isinstance(counted, InferenceCalls) else count_inference(model, setup)
     return LLMSpeed(
         **common,
         prefill=calls.prefill.time(rates, engine),
