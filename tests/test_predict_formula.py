@@ -166,3 +166,29 @@ def test_the_time_formula_gives_a_full_counts_seconds_at_any_size(case: str, bat
         predicted, traced = (getattr(s, call) for s in speeds)
         assert predicted.seconds == pytest.approx(traced.seconds, rel=TIME_TOLERANCE), (case, batch, length, call)
         assert predicted.bound == traced.bound or abs(predicted.seconds / traced.seconds - 1) < 1e-3
+
+
+def test_predict_sizes_gives_the_speed_at_other_batches_as_predict_gives_each() -> None:
+    base = ["predict", "--model", "qwen2.5-0.5b", "--gpu", "L4", "--engine", "vllm", "--seq-len", "2048", "--json"]
+    result = CliRunner().invoke(app, [*base, "--sizes"], env={"HF_HUB_OFFLINE": "1"})
+    assert result.exit_code == 0, result.output
+    others = {row["batch"]: row for row in json.loads(result.output)["other_sizes"]}
+    assert sorted(others) == [1, 4, 16, 64] and {row["seq_len"] for row in others.values()} == {2048}
+    # More sequences share each weight read: the aggregate decode rate grows with the batch.
+    rates = [others[b]["decode_tokens_per_s"] for b in (1, 4, 16, 64)]
+    assert rates == sorted(rates) and rates[0] < rates[-1]
+    alone = CliRunner().invoke(app, [*base[:-1], "--batch", "16", "--json"], env={"HF_HUB_OFFLINE": "1"})
+    assert alone.exit_code == 0, alone.output
+    asked = json.loads(alone.output)
+    for field in ("decode_tokens_per_s", "prefill_tokens_per_s"):
+        assert others[16][field] == pytest.approx(asked[field], rel=TIME_TOLERANCE)
+
+
+def test_predict_sizes_reads_well_in_80_columns_and_refuses_a_builtin_network() -> None:
+    args = ["predict", "--model", "qwen2.5-0.5b", "--gpu", "T4", "--mode", "lora", "--batch", "2", "--sizes"]
+    result = CliRunner().invoke(app, args, env={"HF_HUB_OFFLINE": "1", "COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "2 x 512: " in result.output and "2 x 32,768: " in result.output and "training" in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    builtin = CliRunner().invoke(app, ["predict", "--model", "resnet50", "--gpu", "T4", "--sizes"])
+    assert builtin.exit_code == 2 and "--sizes" in builtin.output and "Traceback" not in builtin.output

@@ -96,6 +96,16 @@ def predict(
             "a GeForce card in a desktop, other cards in servers).",
         ),
     ] = None,
+    sizes: Annotated[
+        bool,
+        typer.Option(
+            "--sizes",
+            help="Language models: also the speed at 1, 4, 16 and 64 sequences (inference), or at 512 to "
+            "32,768 tokens a sample (training), from the step's counts as a formula in the batch and the "
+            "length (a few more counts: seconds to a minute; within 2 % of a count). Whether they fit: "
+            "benchlib fit --sizes.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU.
@@ -117,7 +127,7 @@ def predict(
         host_class = find_host(host) if host is not None else None
         if model in MODELS:
             _language_model_only(
-                engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer, kv_cache, host
+                engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer, kv_cache, host, sizes
             )
             builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
             answer, show = builtin.as_dict(), lambda: _print(builtin)
@@ -139,6 +149,7 @@ def predict(
             language_model = resolve_model(model, also_known=tuple(MODELS))
             with tracing(language_model):
                 speed, note = _predict_language_model(language_model, spec, options, host_class)
+                others = _other_speeds(language_model, spec, speed) if sizes else []
             check = _published_check(speed)
             command = speed.engine.check_text(language_model.name, speed.setup.seq_len, speed.setup.batch)
             answer = speed.as_dict() | {
@@ -147,7 +158,9 @@ def predict(
                 "check_command": command,
                 "note": note,
             }
-            show = lambda: _print_llm(speed, check, note, command)  # noqa: E731
+            if sizes:
+                answer["other_sizes"] = [_speeds_at(other) for other in others]
+            show = lambda: _print_llm(speed, check, note, command, others)  # noqa: E731
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
@@ -165,10 +178,12 @@ def _language_model_only(
     optimizer: str | None,
     kv_cache: str | None = None,
     host: str | None = None,
+    sizes: bool = False,
 ) -> None:
     given = [
         flag
         for flag, value in (
+            ("--sizes", sizes),
             ("--engine", engine is not None),
             ("--host", host is not None),
             ("--weights", weights is not None),
@@ -212,6 +227,39 @@ def _predict_language_model(
         split = _llama_cpp_split(model, spec, resolved.setup)
         note = "; ".join(part for part in (note, split) if part) or None
     return speed, note
+
+
+def _other_speeds(model: LanguageModel, spec: AcceleratorSpec, speed: LLMSpeed) -> list[LLMSpeed]:
+    """`--sizes`: the same setup at other batches or lengths, on the same GPU, engine and host."""
+    from benchlib.predict.engines import ENGINES
+    from benchlib.predict.formula import other_speeds
+
+    return other_speeds(model, spec, speed.setup, ENGINES[speed.engine.name], speed.host)
+
+
+def _speeds_at(p: LLMSpeed) -> dict[str, Any]:
+    return {
+        "batch": p.setup.batch,
+        "seq_len": p.setup.seq_len,
+        "prefill_tokens_per_s": p.prefill_tokens_per_s,
+        "decode_tokens_per_s": p.decode_tokens_per_s,
+        "training_tokens_per_s": p.training_tokens_per_s,
+    }
+
+
+def _other_sizes_text(others: list[LLMSpeed], fits_at_once: int | None) -> str:
+    """`--sizes`, one size a line: decode and prefill, or training, tokens/s; past the sequences
+    whose KV caches fit at once, said so."""
+    lines = []
+    for p in others:
+        size = f"{p.setup.batch} x {p.setup.seq_len:,}"
+        if p.training_tokens_per_s is not None:
+            lines.append(f"{size}: {_rate(p.training_tokens_per_s)} training")
+            continue
+        decode = f"{_rate(p.decode_tokens_per_s)} decode, " if p.decode_tokens_per_s is not None else ""
+        over = " (more than fit)" if fits_at_once is not None and p.setup.batch > fits_at_once else ""
+        lines.append(f"{size}: {decode}{_rate(p.prefill_tokens_per_s or 0)} prefill{over}")
+    return "\n".join(lines) + "\n(tokens/s; whether they fit: benchlib fit --sizes)"
 
 
 def _llama_cpp_split(model: LanguageModel, spec: AcceleratorSpec, setup: Setup) -> str | None:
@@ -292,7 +340,9 @@ def _bound_text(shares: dict[str, float]) -> str:
     return ", ".join(f"{kind} {share:.0%}" for kind, share in shares.items() if share >= 0.005)
 
 
-def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None, command: str) -> None:
+def _print_llm(
+    p: LLMSpeed, check: dict[str, Any] | None, note: str | None, command: str, others: list[LLMSpeed]
+) -> None:
     s = p.setup
     shape = f"batch {s.batch} x {s.seq_len:,} tokens"
     table = Table(title=f"{p.model} on {p.gpu}, {p.engine.name}: {s.describe()}, {shape}; predicted", show_header=False)
@@ -318,6 +368,9 @@ def _print_llm(p: LLMSpeed, check: dict[str, Any] | None, note: str | None, comm
             f"{c.sequences:,} sequences of {c.context:,} tokens: their KV caches "
             f"({c.kv_bytes_per_sequence / 2**20:,.0f} MiB each) beside the weights",
         )
+    if others:
+        fits_at_once = p.concurrency.sequences if p.concurrency is not None else None
+        table.add_row("other sizes", _other_sizes_text(others, fits_at_once))
     e = p.engine
     if e.host_launched:
         launch = f"{e.launch_s * 1e6:.0f} µs a kernel launch on {p.host.title} ({p.host.status})"

@@ -27,12 +27,17 @@ the op's rows, which are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchlib.catalog.language_models import LanguageModel, TracePlan
 from benchlib.predict.count import OpCost, experts_touched
 from benchlib.predict.llm_memory import LARGEST_BATCH, LLMPredictor, Setup
-from benchlib.predict.llm_speed import CountedCall, InferenceCalls
+from benchlib.predict.llm_speed import CountedCall, InferenceCalls, LLMSpeed
+
+if TYPE_CHECKING:
+    from benchlib.catalog.gpus import AcceleratorSpec
+    from benchlib.predict.engines import Engine
+    from benchlib.predict.hosts import Host
 
 # The lengths each formula is traced at, where nothing changes its shape in between: short enough
 # to trace in a moment, long enough that no op special-cases them.
@@ -360,3 +365,31 @@ def _count_call(tracer: Any, setup: Setup, call: str, batch: int, length: int) -
         return llm_speed.count_training_step(tracer, at)
     prefill, decode = llm_speed.count_inference_at(tracer, at, length)
     return prefill if call == "prefill" else decode
+
+
+def other_speeds(
+    model: LanguageModel, gpu: AcceleratorSpec, setup: Setup, engine: Engine, host: Host | None
+) -> list[LLMSpeed]:
+    """`benchlib predict --sizes`: inference at `OTHER_BATCHES` sequences of ``setup``'s length, or
+    training at `OTHER_LENGTHS` tokens (those the model reads) in ``setup``'s batch, from the time formula."""
+    from dataclasses import replace
+
+    from benchlib.predict.llm_speed import predict_llm_speed
+
+    formula = time_formula(model, setup)
+    if setup.trains:
+        sizes = [(setup.batch, n) for n in OTHER_LENGTHS if n <= model.max_positions()]
+    else:
+        sizes = [(b, setup.seq_len) for b in OTHER_BATCHES]
+    return [
+        predict_llm_speed(
+            model,
+            gpu,
+            replace(setup, batch=b, seq_len=n),
+            engine,
+            concurrency=False,
+            host=host,
+            counted=formula.training(b, n) if setup.trains else formula.inference(b, n),
+        )
+        for b, n in sizes
+    ]
