@@ -9,6 +9,7 @@ field when something is wrong.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -116,6 +117,22 @@ class Detection(Sourced):
     signals: list[Signal] = Field(default_factory=list)
 
 
+class Hours(Sourced):
+    """A limit in hours, with where it comes from."""
+
+    value: float = Field(gt=0)
+
+
+class Budget(_Model):
+    """What one account may run on a tier's GPUs, in numbers, for `session_budgets`: the sessions a
+    long job needs, and its share of a daily or weekly quota."""
+
+    gpus: list[str] = Field(min_length=1, description="The tier's GPUs, as benchlib's specs name them.")
+    session_hours: Hours | None = Field(None, description="The longest a session runs before it is stopped.")
+    gpu_hours_per_day: Hours | None = None
+    gpu_hours_per_week: Hours | None = None
+
+
 class Tier(_Model):
     name: str
     price: Facts
@@ -128,6 +145,7 @@ class Tier(_Model):
     persistence: Facts
     frameworks: Facts
     restrictions: Facts
+    budget: Budget | None = None
 
     def field(self, name: str) -> list[Fact]:
         if name not in TIER_FIELDS:
@@ -259,3 +277,61 @@ def _load_platforms(path: Path, _mtime_ns: int) -> PlatformsData:
         first = exc.errors()[0]
         more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
         raise PlatformsFileError(path, _describe(tuple(first["loc"])), first["msg"] + more) from exc
+
+
+@dataclass(frozen=True)
+class SessionBudget:
+    """How a job of ``hours`` on one GPU fits one tier's limits (None where the tier sets none)."""
+
+    tier: str
+    hours: float
+    sessions: int | None
+    session_hours: float | None
+    days: float | None  # of the daily quota
+    daily_hours: float | None
+    weeks: float | None  # of the weekly quota
+    weekly_hours: float | None
+    as_of: date  # the oldest date of the limits used
+    sources: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One line a reader reads: "Kaggle Notebooks Free: 2 sessions of at most 12 h; 47% of its 30 GPU
+        hours a week (limits as of 2026-08-10)"."""
+        parts = []
+        if self.sessions is not None:
+            parts.append(f"{self.sessions:,} session{'s' * (self.sessions != 1)} of at most {self.session_hours:g} h")
+        for share, quota, period in ((self.weeks, self.weekly_hours, "week"), (self.days, self.daily_hours, "day")):
+            if share is not None:
+                of = f"its {quota:g} GPU hours a {period}"
+                parts.append(f"{share:.0%} of {of}" if share < 1 else f"{share:,.1f} {period}s of {of}")
+        return f"{self.tier}: {'; '.join(parts)} (limits as of {self.as_of.isoformat()})"
+
+
+def session_budgets(gpu: str, hours: float, data: PlatformsData | None = None) -> list[SessionBudget]:
+    """How a job of ``hours`` on one ``gpu`` (a name as benchlib's specs give it) fits the limits of
+    each tier that offers that GPU and states its limits in numbers."""
+    import math
+
+    budgets = []
+    for platform in (data or load_platforms()).platforms.values():
+        for tier in platform.tiers.values():
+            budget = tier.budget
+            if budget is None or gpu not in budget.gpus:
+                continue
+            session, day, week = budget.session_hours, budget.gpu_hours_per_day, budget.gpu_hours_per_week
+            used = [limit for limit in (session, day, week) if limit is not None]
+            budgets.append(
+                SessionBudget(
+                    tier=platform.tier_title(tier),
+                    hours=hours,
+                    sessions=max(1, math.ceil(hours / session.value)) if session else None,
+                    session_hours=session.value if session else None,
+                    days=hours / day.value if day else None,
+                    daily_hours=day.value if day else None,
+                    weeks=hours / week.value if week else None,
+                    weekly_hours=week.value if week else None,
+                    as_of=min(limit.as_of for limit in used),
+                    sources=tuple(dict.fromkeys(str(limit.source) for limit in used)),
+                )
+            )
+    return budgets
