@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -106,6 +107,16 @@ def predict(
             "benchlib fit --sizes.",
         ),
     ] = False,
+    tokens: Annotated[
+        float | None,
+        typer.Option(
+            "--tokens",
+            callback=at_least(1, at_most=1e15),
+            help="Language models: also the time to train on (or generate) this many tokens at the "
+            "predicted rate, and how it fits the free platforms that offer this GPU: sessions, and "
+            "shares of daily or weekly GPU quotas (dated limits from the platforms data). E.g. 1e7.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU.
@@ -127,7 +138,7 @@ def predict(
         host_class = find_host(host) if host is not None else None
         if model in MODELS:
             _language_model_only(
-                engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer, kv_cache, host, sizes
+                engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer, kv_cache, host, sizes, tokens
             )
             builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
             answer, show = builtin.as_dict(), lambda: _print(builtin)
@@ -160,7 +171,10 @@ def predict(
             }
             if sizes:
                 answer["other_sizes"] = [_speeds_at(other) for other in others]
-            show = lambda: _print_llm(speed, check, note, command, others)  # noqa: E731
+            job = _job(speed, spec, tokens) if tokens else None
+            if job:
+                answer["job"] = job
+            show = lambda: _print_llm(speed, check, note, command, others, job)  # noqa: E731
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
@@ -179,11 +193,13 @@ def _language_model_only(
     kv_cache: str | None = None,
     host: str | None = None,
     sizes: bool = False,
+    tokens: float | None = None,
 ) -> None:
     given = [
         flag
         for flag, value in (
             ("--sizes", sizes),
+            ("--tokens", tokens is not None),
             ("--engine", engine is not None),
             ("--host", host is not None),
             ("--weights", weights is not None),
@@ -235,6 +251,28 @@ def _other_speeds(model: LanguageModel, spec: AcceleratorSpec, speed: LLMSpeed) 
     from benchlib.predict.formula import other_speeds
 
     return other_speeds(model, spec, speed.setup, ENGINES[speed.engine.name], speed.host)
+
+
+def _job(p: LLMSpeed, spec: AcceleratorSpec, tokens: float) -> dict[str, Any]:
+    """`--tokens`: the time for that many tokens at the predicted rate, and each free tier's budget for it."""
+    from benchlib.catalog.platforms import session_budgets
+
+    seconds = tokens / p.throughput
+    budgets = session_budgets(spec.name, seconds / 3600)
+    return {
+        "tokens": tokens,
+        "work": "training" if p.setup.trains else "generating",
+        "seconds": seconds,
+        "platforms": [asdict(b) | {"as_of": b.as_of.isoformat(), "text": b.describe()} for b in budgets],
+    }
+
+
+def _job_text(job: dict[str, Any]) -> str:
+    lines = [f"{_duration(job['seconds'])} {job['work']} {job['tokens']:,.0f} tokens on one GPU"]
+    lines += [platform["text"] for platform in job["platforms"]]
+    if any((platform["sessions"] or 0) > 1 for platform in job["platforms"]):
+        lines.append("More than one session: save checkpoints and resume (the guide's Staying connected page)")
+    return "\n".join(lines)
 
 
 def _speeds_at(p: LLMSpeed) -> dict[str, Any]:
@@ -341,7 +379,12 @@ def _bound_text(shares: dict[str, float]) -> str:
 
 
 def _print_llm(
-    p: LLMSpeed, check: dict[str, Any] | None, note: str | None, command: str, others: list[LLMSpeed]
+    p: LLMSpeed,
+    check: dict[str, Any] | None,
+    note: str | None,
+    command: str,
+    others: list[LLMSpeed],
+    job: dict[str, Any] | None,
 ) -> None:
     s = p.setup
     shape = f"batch {s.batch} x {s.seq_len:,} tokens"
@@ -368,6 +411,8 @@ def _print_llm(
             f"{c.sequences:,} sequences of {c.context:,} tokens: their KV caches "
             f"({c.kv_bytes_per_sequence / 2**20:,.0f} MiB each) beside the weights",
         )
+    if job:
+        table.add_row("the job", _job_text(job))
     if others:
         fits_at_once = p.concurrency.sequences if p.concurrency is not None else None
         table.add_row("other sizes", _other_sizes_text(others, fits_at_once))
