@@ -55,3 +55,8 @@ def test_a_limit_of_zero_hours_names_the_field(tmp_path: Path) -> None:
     with pytest.raises(PlatformsFileError) as err:
         load_platforms(path)
     assert "tier 'free'" in str(err.value) and "budget.session_hours.value" in str(err.value)
+
+
+def test_two_gpus_count_only_where_a_session_gets_two() -> None:
+    tiers = [b.tier for b in session_budgets("T4", 5, count=2)]
+    assert tiers == ["Kaggle Notebooks Free"]

@@ -128,6 +128,7 @@ class Budget(_Model):
     long job needs, and its share of a daily or weekly quota."""
 
     gpus: list[str] = Field(min_length=1, description="The tier's GPUs, as benchlib's specs name them.")
+    most_gpus: int = Field(1, ge=1, description="The most of them one session gets (Kaggle's two T4s).")
     session_hours: Hours | None = Field(None, description="The longest a session runs before it is stopped.")
     gpu_hours_per_day: Hours | None = None
     gpu_hours_per_week: Hours | None = None
@@ -307,16 +308,16 @@ class SessionBudget:
         return f"{self.tier}: {'; '.join(parts)} (limits as of {self.as_of.isoformat()})"
 
 
-def session_budgets(gpu: str, hours: float, data: PlatformsData | None = None) -> list[SessionBudget]:
-    """How a job of ``hours`` on one ``gpu`` (a name as benchlib's specs give it) fits the limits of
-    each tier that offers that GPU and states its limits in numbers."""
+def session_budgets(gpu: str, hours: float, data: PlatformsData | None = None, count: int = 1) -> list[SessionBudget]:
+    """How a job of ``hours`` on ``count`` of ``gpu`` (a name as benchlib's specs give it) fits the
+    limits of each tier that offers that many in a session and states its limits in numbers."""
     import math
 
     budgets = []
     for platform in (data or load_platforms()).platforms.values():
         for tier in platform.tiers.values():
             budget = tier.budget
-            if budget is None or gpu not in budget.gpus:
+            if budget is None or gpu not in budget.gpus or count > budget.most_gpus:
                 continue
             session, day, week = budget.session_hours, budget.gpu_hours_per_day, budget.gpu_hours_per_week
             used = [limit for limit in (session, day, week) if limit is not None]

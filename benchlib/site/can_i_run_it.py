@@ -259,6 +259,26 @@ def _platform_lines(column_keys: list[str]) -> list[dict[str, Any]]:
 MODE_LABELS = {"inference": "Inference", "qlora": "QLoRA", "lora": "LoRA", "train": "Full fine-tune"}
 
 
+# The job the picker times first: ten million tokens, a small fine-tune's dataset (readers type their own).
+JOB_TOKENS = 10_000_000
+
+
+def _budgets(gpu: str, count: int) -> list[dict[str, Any]]:
+    """The free tiers' limits in numbers for ``count`` of ``gpu``, for the picker to count a job in."""
+    from benchlib.catalog.platforms import session_budgets
+
+    return [
+        {
+            "tier": b.tier,
+            "session_hours": b.session_hours,
+            "daily_hours": b.daily_hours,
+            "weekly_hours": b.weekly_hours,
+            "as_of": b.as_of.isoformat(),
+        }
+        for b in session_budgets(gpu, 1.0, count=count)
+    ]
+
+
 def _powers_of_two(start: int, stop: int) -> list[int]:
     values = [start]
     while values[-1] < stop:
@@ -273,8 +293,8 @@ def picker_data() -> dict[str, Any]:
     model added to it shows in the picker without a change here. Each task (one mode with one
     weight format) carries, per model and GPU, the table's largest context or batch, its peak at
     the task's own setting, and the speeds the table predicts for it, as numbers and as the
-    tables' text. The page's script only compares a reader's choice with these; it computes
-    nothing else.
+    tables' text. The page's script compares a reader's choice with these, and counts a training
+    job's hours at the table's speed in the free tiers' sessions and quotas; it computes nothing else.
     """
     table = _table()
     speed = table["speed"]
@@ -353,6 +373,9 @@ def picker_data() -> dict[str, Any]:
         # Choices for the two numbers: powers of two over what the table spans; any other number typed in is answered the same way.
         "tokens": _powers_of_two(1024, max(r["max_positions"] for r in rows)),
         "batches": _powers_of_two(1, largest_batch),
+        # The free tiers' sessions and quotas per GPU column, to count a training job in.
+        "budgets": {c["key"]: _budgets(c["gpu"], c["count"]) for c in columns},
+        "job_tokens": JOB_TOKENS,
         "allowances": {
             "context": format_bytes(table["allowances"]["cuda_context_bytes"]),
             "overhead": f"{table['allowances']['allocator_overhead']:.0%}",

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from benchlib.catalog.language_models import shipped_models
+from benchlib.catalog.platforms import session_budgets
 from benchlib.core.units import format_bytes
 from benchlib.site.llm_speed import hours_per_million_tokens, hours_text, rate_text
 from benchlib.site.sources import read_table
@@ -120,7 +121,7 @@ def pick(page, **choices: str) -> dict[str, str]:
     picker = page.locator(".fg-picker--live")
     for name in sorted(choices, key=lambda n: n != "mode"):
         control = picker.locator(f"[data-control={name}]")
-        if name in ("tokens", "batch"):
+        if name in ("tokens", "batch", "job"):
             control.fill(str(choices[name]))
         else:
             control.select_option(choices[name])
@@ -160,6 +161,26 @@ def test_the_picker_answers_a_training_batch_from_the_table(can_i, page_log):
     assert "predicted" in answer["kind"] and table["created"][:10] in answer["kind"]
     over = pick(can_i, batch=largest + 1)
     assert over["verdict"] == "no" and over["text"].startswith("Does not fit.")
+    assert not page_log.blocked_requests and not page_log.console_errors
+
+
+def test_the_picker_counts_a_training_job_in_the_free_tiers_sessions_and_quotas(can_i, page_log):
+    table = read_table("can_i_run_it")
+    row = next(r for r in table["rows"] if r["model"] == "llama-3.1-8b")
+    rate = row["training_tokens_per_s"]["qlora"]["t4"]
+    answer = pick(can_i, mode="qlora", model="llama-3.1-8b", gpu="t4", batch=1, job=100_000_000)
+    hours = 100_000_000 / rate / 3600
+    budgets = session_budgets("T4", hours)
+    assert {b.tier for b in budgets} >= {"Google Colab Free", "Kaggle Notebooks Free"}
+    for budget in budgets:  # as `benchlib predict --tokens` says it
+        assert budget.describe() in answer["job"], (budget.describe(), answer["job"])
+    assert "save checkpoints and resume" in answer["job"]
+    # No free tier has an H100: the time alone.
+    h100 = pick(can_i, gpu="h100")
+    assert "No free tier offers H100" in h100["job"]
+    assert can_i.locator("[data-control=job]").is_visible()
+    pick(can_i, mode="inference")
+    assert can_i.locator("[data-control=job]").is_hidden()
     assert not page_log.blocked_requests and not page_log.console_errors
 
 

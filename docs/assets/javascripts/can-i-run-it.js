@@ -6,14 +6,17 @@
  * per model and GPU, the largest prompt (inference) or batch (training) that fits, the peak
  * memory at the task's own setting and the predicted speeds, with the tables' text for each.
  *
- * The one thing computed here: whether the reader's prompt length or batch is at most the
- * table's largest. Everything else shown is read from the data; a choice the table has no cell
- * for is answered "Not predicted", with why. Nothing is fetched.
+ * Computed here: whether the reader's prompt length or batch is at most the table's largest, and
+ * for training, the hours a job of the reader's tokens takes at the table's speed, in the free
+ * tiers' sessions and quotas (their limits are in the data, with dates). Everything else shown is
+ * read from the data; a choice the table has no cell for is answered "Not predicted", with why.
+ * Nothing is fetched.
  */
 (function () {
   "use strict";
 
   var number = new Intl.NumberFormat("en-US");
+  var tenths = new Intl.NumberFormat("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -64,7 +67,7 @@
     var data = JSON.parse(root.getAttribute("data-picker"));
     var uid = "fg-picker-" + Math.random().toString(36).slice(2, 8);
     var ids = {};
-    ["model", "gpu", "mode", "weights", "tokens", "batch"].forEach(function (k) { ids[k] = uid + "-" + k; });
+    ["model", "gpu", "mode", "weights", "tokens", "batch", "job"].forEach(function (k) { ids[k] = uid + "-" + k; });
 
     var form = el("form", { class: "fg-picker__form", "aria-label": "Can I run it?" }, [
       field(ids.model, "Model", select(ids.model, data.models.map(function (m) { return { value: m.key, label: m.title }; }))),
@@ -72,13 +75,15 @@
       field(ids.mode, "Mode", select(ids.mode, data.modes.map(function (m) { return { value: m.key, label: m.label }; }))),
       field(ids.weights, "Weights", select(ids.weights, data.formats.map(function (f) { return { value: f, label: f }; }))),
       field(ids.tokens, "Tokens", numberInput(ids.tokens, data.tokens, uid + "-tokens-list")),
-      field(ids.batch, "Batch", numberInput(ids.batch, data.batches, uid + "-batch-list"))
+      field(ids.batch, "Batch", numberInput(ids.batch, data.batches, uid + "-batch-list")),
+      field(ids.job, "Tokens to train on", numberInput(ids.job, [1e6, 1e7, 1e8, 1e9], uid + "-job-list"))
     ]);
     var answer = el("div", { class: "fg-picker__answer", "aria-live": "polite" });
     root.appendChild(form);
     root.appendChild(answer);
     var controls = {};
     Object.keys(ids).forEach(function (k) { controls[k] = form.querySelector("#" + ids[k]); });
+    controls.job.value = String(data.job_tokens);
 
     function tasksFor(mode) {
       return data.tasks.filter(function (t) { return t.mode === mode; });
@@ -110,6 +115,28 @@
         mode === "inference" ? "Prompt length (tokens)" : "Sample length (tokens)";
       form.querySelector("label[for='" + ids.batch + "']").textContent =
         "Batch";
+      // A job's tokens count for training only: hidden for inference.
+      controls.job.closest(".fg-picker__field").hidden = mode === "inference";
+    }
+
+    function hoursText(hours) {
+      return hours < 1 ? Math.max(1, Math.round(hours * 60)) + " min" : number.format(Math.round(hours * 10) / 10) + " h";
+    }
+
+    // A job of `hours` in one tier's limits: "Kaggle Notebooks Free: 2 sessions of at most 12 h; 47% of
+    // its 30 GPU hours a week (limits as of 2026-08-10)", as `benchlib predict --tokens` says it.
+    function budgetText(b, hours) {
+      var parts = [];
+      if (b.session_hours) {
+        var sessions = Math.max(1, Math.ceil(hours / b.session_hours));
+        parts.push(number.format(sessions) + " session" + (sessions === 1 ? "" : "s") + " of at most " + b.session_hours + " h");
+      }
+      [[b.weekly_hours, "week"], [b.daily_hours, "day"]].forEach(function (q) {
+        if (!q[0]) return;
+        var share = hours / q[0], of = "its " + q[0] + " GPU hours a " + q[1];
+        parts.push(share < 1 ? Math.round(share * 100) + "% of " + of : tenths.format(share) + " " + q[1] + "s of " + of);
+      });
+      return b.tier + ": " + parts.join("; ") + " (limits as of " + b.as_of + ")";
     }
 
     // why: text, or a list of text and nodes (a link).
@@ -234,12 +261,29 @@
         if (rate) {
           facts.push(["speed", "Training speed at batch " + value + perGpu + " (the largest that fits): about " + rate.text +
             " tokens/s, " + rate.hours_text + " hours per million tokens.", "From the table."]);
+          var job = Number(controls.job.value);
+          if (Number.isFinite(job) && job >= 1) {
+            var hours = job / rate.value / 3600;
+            var budgets = data.budgets[gpu.key] || [];
+            var lines = budgets.map(function (b) { return budgetText(b, hours); });
+            var text = "A job of " + tokensText(job) + " at that speed: about " + hoursText(hours) +
+              (lines.length ? "." : ". No free tier offers " + gpu.label + ".");
+            var resume = budgets.some(function (b) { return b.session_hours && hours > b.session_hours; })
+              ? [" Past one session, save checkpoints and resume: ",
+                el("a", { href: "../../guides/staying-connected/" }, ["Staying connected"]), "."]
+              : [];
+            var tiers = lines.length
+              ? [el("ul", { class: "fg-picker__budgets" }, lines.map(function (line) { return el("li", {}, [line]); }))]
+              : [];
+            facts.push(["job", el("span", {}, [text].concat(resume, tiers)),
+              "Worked out here from the table's speed and the platforms' limits."]);
+          }
         } else {
           facts.push(["speed", "Training speed: not predicted for " + (value > 0 ? gpu.label : "a batch that does not fit") + ".", ""]);
         }
       }
       facts.push(["kind", kind[1] + " Worked out on this page: only whether your " + (task.axis === "tokens" ? "prompt" : "batch") +
-        " is at most the table's largest."]);
+        " is at most the table's largest" + (task.training ? ", and the job's hours in the platforms' limits." : ".")]);
       show(fits ? "fits" : "no", fits ? "Fits." : "Does not fit.", setting + ", " + chosen + ".", facts);
     }
 
