@@ -98,5 +98,21 @@ def render(template: str, **context: Any) -> str:
 
 
 def build_stamp() -> str:
-    """Every page's last line: the build date, the day the staleness marks count from."""
+    """Every page's last line: the build date, the day the staleness marks count from. Empty inside
+    another block's printed Markdown (the notebook page's), which markdown-exec renders with the
+    page's appended includes too: the page's own stamp follows at its end."""
+    if _inside_printed_markdown():
+        return ""
     return render("built.html", day=build_date().isoformat(), months=STALE_AFTER_MONTHS)
+
+
+def _inside_printed_markdown() -> bool:
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "convert" and "markdown_exec" in code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
