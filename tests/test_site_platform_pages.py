@@ -130,3 +130,11 @@ def test_no_tier_repeats_its_platforms_name(rendered: dict[str, str], name: str)
     ]
     assert repeats, "no platform's name ends with a tier's, so the check proves nothing"
     assert [r for r in repeats if r in text] == []
+
+
+def test_a_glance_cell_equal_to_the_one_above_names_that_tier_instead_of_spanning_rows() -> None:
+    # A cell spanning rows reads as blank in the lower rows on a phone, where the table scrolls.
+    html = site.glance_table(["colab/free", "colab/payg", "colab/pro", "colab/proplus"], here="platforms/index.md")
+    assert "rowspan" not in html
+    assert '<td class="fg-same">As Google Colab Pay As You Go</td>' in html
+    assert html.count("<tr>") == 1 + 4  # the header and every tier, Pay As You Go included

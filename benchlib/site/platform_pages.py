@@ -388,8 +388,9 @@ def verdict(platform_id: str, *, today: date | None = None, data: PlatformsData 
 
 def glance_table(refs: list[str], *, here: str, today: date | None = None, data: PlatformsData | None = None) -> str:
     """One row per tier ('platform/tier'), one column per verdict question, each cell the tier's
-    headline fact; a cell equal to the one above it joins it. ``here`` is the page showing the table,
-    for the links to each platform's page."""
+    headline fact; a cell equal to the one above it says so ("As Google Colab Pro"), where a cell
+    spanning rows would look blank in the lower rows on a phone. ``here`` is the page showing the
+    table, for the links to each platform's page."""
     data = _data(data)
     rows: list[dict[str, Any]] = []
     above: dict[str, Any] = {}
@@ -405,13 +406,11 @@ def glance_table(refs: list[str], *, here: str, today: date | None = None, data:
                 else []
             )
             if not derived and above.get(label) is not None and above[label]["key"] == facts:
-                above[label]["span"] += 1
-                cells.append(None)
+                cells.append({"same_as": above[label]["tier"]})
                 continue
             shown = [_shown(f, today) for f in facts]
-            cell = {"key": facts, "span": 1, "facts": shown, "derived": _derived_cell(derived) if derived else None}
-            above[label] = cell
-            cells.append(cell)
+            above[label] = {"key": facts, "tier": platform.tier_title(tier)}
+            cells.append({"facts": shown, "derived": _derived_cell(derived) if derived else None})
         name = _page(platform, tier, here)
         # A row about the page showing the table links nowhere.
         rows.append({"name": name if platform.page != here else {**name, "href": None}, "cells": cells})
