@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from benchlib.cli.collector import collector_paused
 from benchlib.cli.fit_options import (
     ENGINE_HELP,
     KV_CACHE_HELP,
@@ -154,6 +155,7 @@ class FitFlags:
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False
 
 
+@collector_paused()
 def predict_fit(flags: FitFlags) -> None:
     """Predict peak memory and the largest batch (or, for inference, context) that fits, without a GPU."""
     from benchlib.models.trainable import MODELS

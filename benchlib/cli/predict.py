@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from benchlib.cli.collector import collector_paused
 from benchlib.cli.fit import ModelOpt
 from benchlib.cli.fit_options import ENGINE_HELP, KV_CACHE_HELP, MAX_BATCH, MAX_LORA_RANK, WEIGHTS_HELP
 from benchlib.cli.output import at_least, console, usage_error
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from benchlib.predict.speed import SpeedPrediction
 
 
+@collector_paused()
 def predict(
     model: ModelOpt,
     gpu: Annotated[str, typer.Option("--gpu", help="A GPU in benchlib's specs, e.g. T4, 'A100 80GB SXM', 'RTX 4090'.")],
