@@ -101,6 +101,8 @@ def test_a_format_and_a_model_added_to_the_table_reach_the_picker_unchanged(tabl
 def test_without_javascript_the_picker_leaves_a_short_answer_for_the_free_gpus(table):
     page = llm_fit.picker()
     assert 'class="fg-picker__fallback"' in page
-    for label in ("T4", "T4 ×2", "P100"):
+    for label in ("T4", "T4 ×2"):
         assert f"<strong>On {label}</strong>" in page
+    # Kaggle's P100 is being phased out: no free GPU to plan on.
+    assert "On P100" not in page
     assert 'href="#qlora-' in page

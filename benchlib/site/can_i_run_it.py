@@ -259,6 +259,9 @@ def _platform_lines(column_keys: list[str]) -> list[dict[str, Any]]:
 MODE_LABELS = {"inference": "Inference", "qlora": "QLoRA", "lora": "LoRA", "train": "Full fine-tune"}
 
 
+# The free GPUs the picker's short answer covers: Colab's T4 and Kaggle's two. Kaggle's P100 is being
+# phased out (its page says so), so it is no free GPU to plan on; its column stays in the tables.
+FREE_GPU_COLUMNS = ("t4", "t4x2")
 # The job the picker times first: ten million tokens, a small fine-tune's dataset (readers type their own).
 JOB_TOKENS = 10_000_000
 
@@ -398,5 +401,5 @@ def picker() -> str:
     return render(
         "llm_fit_picker.html",
         data=json.dumps(picker_data(), separators=(",", ":")),
-        lines=_platform_lines(["t4", "t4x2", "p100"]),
+        lines=_platform_lines(list(FREE_GPU_COLUMNS)),
     )
