@@ -106,3 +106,14 @@ def test_without_javascript_the_picker_leaves_a_short_answer_for_the_free_gpus(t
     # Kaggle's P100 is being phased out: no free GPU to plan on.
     assert "On P100" not in page
     assert 'href="#qlora-' in page
+
+
+def test_beside_the_qlora_snippet_the_8b_advice_gives_the_tables_batch_on_a_t4(table):
+    html = llm_fit.snippet_for_8b()
+    rows = {r["model"]: r for r in table["rows"]}
+    for name in llm_fit.EIGHT_B_MODELS:
+        row = rows[name]
+        assert f"<code>{row['hf_id']}</code>" in html
+        assert f"BATCH_SIZE, SEQ_LEN = {row['cells']['qlora']['t4']}, 1024" in html
+    # The first is the one the snippet loads without a token.
+    assert "gated" in html and rows[llm_fit.EIGHT_B_MODELS[0]]["hf_id"].startswith("Qwen/")

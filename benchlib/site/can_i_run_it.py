@@ -212,6 +212,33 @@ def snippet_prediction() -> str:
     )
 
 
+# The 7-8B models readers QLoRA on a free T4, for the advice beside the snippet: the one not gated
+# first (the snippet's MODEL_ID must load without a token), then Llama's and Qwen3's.
+EIGHT_B_MODELS = ("qwen2.5-7b", "llama-3.1-8b", "qwen3-8b")
+
+
+def snippet_for_8b() -> str:
+    """Beside the QLoRA snippet: what to change for an 8B model on a T4 (and on Kaggle's two), from the table."""
+    table = _table()
+    task = next(t for t in table["tasks"] if t["key"] == "qlora")
+    rows = {r["model"]: r for r in table["rows"]}
+    models = []
+    for name in EIGHT_B_MODELS:
+        row = rows[name]
+        rate = row["training_tokens_per_s"]["qlora"]["t4"]
+        models.append(
+            {
+                "title": row["title"],
+                "hf_id": row["hf_id"],
+                "batch": row["cells"]["qlora"]["t4"],
+                "pair": row["cells"]["qlora"]["t4x2"],
+                "rate": rate_text(rate) if rate else None,
+                "hours": hours_text(hours_per_million_tokens(rate)) if rate else None,
+            }
+        )
+    return render("llm_fit_8b.html", models=models, seq_len=task["setup"]["seq_len"], created=table["created"][:10])
+
+
 def on_platform(column_keys: list[str], here: str) -> str:
     """For a platform page: on its GPUs, the largest shipped model each task fits, linked to the table."""
     return render("llm_fit_platform.html", lines=_platform_lines(column_keys), link=page_link(PAGE, here))
