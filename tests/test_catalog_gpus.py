@@ -14,7 +14,9 @@ from benchlib.catalog.gpus import (
     PEAK_DTYPES,
     AcceleratorSpec,
     SpecsError,
+    UnknownGPU,
     find_accelerator,
+    find_gpu,
     load_accelerators,
     peak_bandwidth_gbps,
     peak_tflops,
@@ -34,6 +36,12 @@ BUYER_2026 = {
     "H200 NVL", "GeForce RTX 5080", "GeForce RTX 5070 Ti", "GeForce RTX 5070", "GeForce RTX 5060 Ti 16GB",
 }  # fmt: skip
 FORMERLY_MISSING = {"RTX 6000 Ada", "GeForce GTX 1080 Ti", "GeForce RTX 2070", "GeForce RTX 2080"}
+# The desktop cards readers own (issue 39).
+DESKTOP_2026 = {
+    "GeForce RTX 3060 12GB", "GeForce RTX 3070", "GeForce RTX 3080 10GB", "GeForce RTX 3080 12GB",
+    "GeForce RTX 4060 Ti 16GB", "GeForce RTX 4070", "GeForce RTX 4070 SUPER", "GeForce RTX 4070 Ti SUPER",
+    "GeForce RTX 4080", "GeForce RTX 4080 SUPER",
+}  # fmt: skip
 REPORTED = Path(__file__).parents[1] / "results" / "reported"
 
 
@@ -57,7 +65,7 @@ def test_packaged_file_has_every_table_row_once(specs: list[AcceleratorSpec]) ->
     names = [spec.name for spec in specs]
     assert len(names) == len(set(names))
     assert TABLE_2_ROWS <= set(names)
-    assert BUYER_2026 | FORMERLY_MISSING <= set(names)
+    assert BUYER_2026 | FORMERLY_MISSING | DESKTOP_2026 <= set(names)
     assert {spec.kind for spec in specs} == {"gpu", "tpu"}
 
 
@@ -105,7 +113,7 @@ def test_table_facts_are_carried_faithfully(specs: list[AcceleratorSpec]) -> Non
     assert k80.devices_per_unit is not None and k80.devices_per_unit.value == 2
 
 
-@pytest.mark.parametrize("name", sorted(BUYER_2026 | FORMERLY_MISSING | {"RTX PRO 6000 Blackwell"}))
+@pytest.mark.parametrize("name", sorted(BUYER_2026 | FORMERLY_MISSING | DESKTOP_2026 | {"RTX PRO 6000 Blackwell"}))
 def test_buyer_cards_have_the_figures_a_buyer_compares(specs: list[AcceleratorSpec], name: str) -> None:
     spec = next(s for s in specs if s.name == name)
     for field in ("architecture", "year", "memory_gb", "bandwidth_gbps"):
@@ -133,6 +141,42 @@ def test_rtx_50_tensor_figures_are_derived_and_never_peaks(specs: list[Accelerat
         assert spec.fp16_tensor_tflops is not None and spec.fp16_tensor_tflops.status == "unverified"
         assert "AI TOPS" in (spec.fp16_tensor_tflops.note or "") or "Derived" in (spec.fp16_tensor_tflops.note or "")
         assert spec.peak_tflops("fp16") is None and spec.peak_tflops("bf16") is None
+
+
+def test_desktop_tensor_figures_are_derived_and_never_peaks(specs: list[AcceleratorSpec]) -> None:
+    """GeForce tensor rates are published sparse or with FP16 accumulate; the dense FP32-accumulate
+    figure is derived, so it is used by predictions but never as a peak."""
+    for spec in (s for s in specs if s.name in DESKTOP_2026 and s.fp16_tensor_tflops is not None):
+        assert spec.fp16_tensor_tflops.status == "unverified" and "Derived" in (spec.fp16_tensor_tflops.note or "")
+        assert spec.peak_tflops("bf16") is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("RTX 3060", "GeForce RTX 3060 12GB"),
+        ("RTX 4070", "GeForce RTX 4070"),
+        ("RTX 4070 Super", "GeForce RTX 4070 SUPER"),
+        ("RTX 4070 Ti Super", "GeForce RTX 4070 Ti SUPER"),
+        ("RTX 3080 12GB", "GeForce RTX 3080 12GB"),
+        ("NVIDIA GeForce RTX 4080 SUPER", "GeForce RTX 4080 SUPER"),
+    ],
+)
+def test_desktop_cards_resolve_as_readers_type_them(typed: str, expected: str) -> None:
+    assert find_gpu(typed).name == expected
+
+
+def test_a_name_two_memory_variants_share_lists_both() -> None:
+    with pytest.raises(UnknownGPU) as info:
+        find_gpu("RTX 3080")
+    message = str(info.value)
+    assert "'GeForce RTX 3080 10GB', 'GeForce RTX 3080 12GB'" in message and "\n" not in message
+
+
+def test_an_nvml_name_two_variants_share_resolves_to_neither() -> None:
+    # The 8 GB RTX 3060 and RTX 4060 Ti, and both RTX 3080s, report these names.
+    for reported in ("NVIDIA GeForce RTX 3060", "NVIDIA GeForce RTX 3080", "NVIDIA GeForce RTX 4060 Ti"):
+        assert find_accelerator(reported) is None, reported
 
 
 def test_quadro_rtx_6000_and_8000_share_one_board_power(specs: list[AcceleratorSpec]) -> None:

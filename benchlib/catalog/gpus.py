@@ -423,7 +423,8 @@ def find_gpu(name: str, instead: str = "choose a GPU") -> AcceleratorSpec:
     """The GPU called ``name`` (the specs' name or an alias NVML reports), for a command's ``--gpu``.
 
     Resolve a name once, where it comes in, and pass the spec on. UnknownGPU suggests near matches,
-    and for a TPU says ``instead`` (what the command does instead).
+    lists every GPU a name several share ("RTX 3080": its 10 GB and 12 GB cards), and for a TPU says
+    ``instead`` (what the command does instead).
     """
     spec = find_accelerator(name)
     if spec is None and not name.strip().lower().startswith("geforce"):
@@ -433,10 +434,22 @@ def find_gpu(name: str, instead: str = "choose a GPU") -> AcceleratorSpec:
         return spec
     if spec is not None:
         raise UnknownGPU(f"{spec.name} is a {spec.kind.upper()}, not a GPU; {instead}")
-    names = [label for a in _default_specs() if a.kind == "gpu" for label in (a.name, *a.aliases)]
-    close = get_close_matches(name, names, n=3, cutoff=0.5)
-    hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+    gpus = [a for a in _default_specs() if a.kind == "gpu"]
+    # A name short of a memory size or form factor ("RTX 3080", "A100 80GB") lists every GPU it
+    # could be, not whichever spellings happen to look alike.
+    words = set(_normal_key(name)) - {"geforce"}
+    variants = [a.name for a in gpus if words and words < set(_normal_key(a.name))]
+    if 1 < len(variants) <= _MAX_VARIANTS:
+        hint = f" (more than one GPU has that name: {', '.join(repr(v) for v in variants)}; give one in full)"
+    else:
+        labels = [label for a in gpus for label in (a.name, *a.aliases)]
+        close = variants if len(variants) == 1 else get_close_matches(name, labels, n=3, cutoff=0.5)
+        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
     raise UnknownGPU(f"unknown GPU {name!r}{hint}; the GPUs benchlib knows are in {_DEFAULT_FILE_LABEL}")
+
+
+# More GPUs than this sharing a name's words ("RTX") is a vague name, not a choice between variants.
+_MAX_VARIANTS = 6
 
 
 def reported_gpu(reported_name: object) -> AcceleratorSpec | None:
