@@ -23,10 +23,12 @@ import pytest
 from artefacts import keep_run, kept_run, made
 from safetensors import safe_open
 from snippet_runner import SNIPPETS, snippet_env
+from tiny_models import cache_tiny_qwen2
 
 pytestmark = pytest.mark.slow  # the module's one run of the snippet takes most of a minute
 
 SNIPPET = SNIPPETS / "qlora_finetune.py"
+TINY_MODELS = Path(__file__).resolve().parent / "tiny_models.py"  # makes the stand-in
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 TINY = {
     "hidden_size": 64,
@@ -53,26 +55,6 @@ def _model_id() -> str:
     return match.group(1)
 
 
-def _cache_tiny_qwen2(hf_home: Path, model_id: str) -> Any:
-    """A tiny random Qwen2 and its tokenizer, in the HF cache layout under ``model_id``; its config."""
-    import torch
-    from tokenizers import pre_tokenizers
-    from transformers import AutoModelForCausalLM, Qwen2Config, Qwen2Tokenizer
-
-    revision = "0" * 40
-    repo = hf_home / "hub" / f"models--{model_id.replace('/', '--')}"
-    snapshot = repo / "snapshots" / revision
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / "main").write_text(revision)
-    vocab = {symbol: i for i, symbol in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
-    vocab["<|endoftext|>"] = len(vocab)
-    Qwen2Tokenizer(vocab=vocab, merges=[]).save_pretrained(snapshot)
-    config = Qwen2Config(vocab_size=len(vocab), **TINY)
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(config).save_pretrained(snapshot)
-    return config
-
-
 def _lora_parameters(config: Any, rank: int) -> int:
     """Rank x (inputs + outputs) for each of LORA_TARGETS in every layer."""
     h, i = config.hidden_size, config.intermediate_size
@@ -92,7 +74,7 @@ def _run_snippet(folder: Path) -> None:
     """An artefact's make: the stand-in model in ``folder/hf``, then the snippet run in ``folder``."""
     model_id = _model_id()
     assert model_id.startswith("Qwen/Qwen2.5-"), f"the stand-in is a tiny Qwen2; make one like {model_id}"
-    config = _cache_tiny_qwen2(folder / "hf", model_id)
+    config = cache_tiny_qwen2(folder / "hf", model_id, TINY)
     config.to_json_file(folder / "stand-in-config.json")
     env = snippet_env(
         env={"HF_HOME": str(folder / "hf"), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
@@ -113,7 +95,7 @@ def run(pytestconfig: pytest.Config) -> SnippetRun:
     """The snippet, run once (an artefact: tests/artefacts.py) for this module's tests; it takes most of their time."""
     from transformers import Qwen2Config
 
-    folder = made(pytestconfig, "qlora-snippet", [SNIPPET, Path(__file__).resolve()], _run_snippet)
+    folder = made(pytestconfig, "qlora-snippet", [SNIPPET, Path(__file__).resolve(), TINY_MODELS], _run_snippet)
     result = kept_run(folder / "run.json")
     assert result.returncode == 0, f"{SNIPPET.name} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
     return SnippetRun(result.stdout, folder, Qwen2Config.from_json_file(folder / "stand-in-config.json"))
