@@ -1,5 +1,6 @@
 """The "More than one GPU" page in Chromium: every snippet shown verbatim, the Kaggle facts with
-their sources, and the scaling block (the chart, or the note on how to measure one)."""
+their sources, the choice between DDP, FSDP and a layer split, what FSDP holds on two T4s, and the
+scaling block (the chart, or the note on how to measure one)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,17 @@ from site_samples import sample_files
 pytestmark = pytest.mark.browser
 
 SNIPPETS = Path(__file__).resolve().parents[2] / "snippets" / "multi_gpu"
-SHOWN = ["ddp_train.py", "launch_ddp.sh", "data_parallel.py", "keras_mirrored.py", "jax_data_parallel.py", "measure.sh"]
+SHOWN = [
+    "ddp_train.py",
+    "launch_ddp.sh",
+    "data_parallel.py",
+    "fsdp_finetune.py",
+    "launch_fsdp.sh",
+    "launch_fsdp_accelerate.sh",
+    "keras_mirrored.py",
+    "jax_data_parallel.py",
+    "measure.sh",
+]
 
 
 def samples_have_valid_scaling() -> bool:
@@ -29,6 +40,22 @@ def test_multi_gpu_page(page, page_log, site_url):
     for name in SHOWN:
         assert (SNIPPETS / name).read_text(encoding="utf-8").strip() in blocks, f"{name} is not shown verbatim"
     assert len(blocks) == len(SHOWN), "a code block on the page is not one of the tested snippets"
+
+    # Answer first: the way to use two T4s, before how each works.
+    headings = [h.rstrip("¶") for h in page.locator("article h2").all_inner_texts()]
+    assert headings[0] == "Which way to use two T4s", headings
+    choice = page.locator("article table").first.inner_text()
+    assert "DDP" in choice and "FSDP" in choice and "A layer split" in choice
+    # What FSDP holds on two T4s; each model leads to its full fine-tune row on Can I run it?
+    sharding = page.locator('article table[data-table="fsdp-t4x2"]')
+    assert sharding.locator("tbody tr").count() >= 2
+    assert "does not fit" in sharding.inner_text()
+    first = sharding.locator("tbody a").first.evaluate("a => a.href")
+    assert first.startswith(urljoin(site_url, "gpus/can-i-run-it/#train-")), first
+    row = page.context.new_page()
+    row.goto(first, wait_until="networkidle")
+    assert row.locator(f'tr[id="{first.split("#")[1]}"]').count() == 1  # the model's full fine-tune row
+    row.close()
 
     facts = page.locator("article ul.fg-facts").all_inner_texts()
     assert any("GPU T4 ×2" in f and "2026-09-17" in f for f in facts)

@@ -1,8 +1,10 @@
 """The "More than one GPU" page's snippets, run as a reader runs them, on this CPU machine.
 
-What needs GPUs or TPU chips gets the smallest stand-in: the DDP script runs as 2 gloo processes
-through the real torchrun, DataParallel is told there are 2 GPUs (and, as torch does without
-CUDA, runs the model as is), MirroredStrategy has its one CPU replica, and the JAX mesh gets 8
+What needs GPUs or TPU chips gets the smallest stand-in: the DDP and FSDP scripts run as 2 gloo
+processes through the real torchrun (FSDP's model a tiny random Qwen2 under the snippet's model id,
+the hub offline), `accelerate launch` starts 2 processes of a stand-in script that prints its FSDP
+settings, DataParallel is told there are 2 GPUs (and, as torch does without CUDA, runs the model
+as is), MirroredStrategy has its one CPU replica, and the JAX mesh gets 8
 XLA host devices in place of a v5e-8's 8 chips.
 """
 
@@ -16,7 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from snippet_runner import SNIPPETS, RunSnippet, snippet_env
+from snippet_runner import REPO, SNIPPETS, RunSnippet, snippet_env
+from tiny_models import cache_tiny_qwen2
 
 FOLDER = SNIPPETS / "multi_gpu"
 VENV_BIN = str(Path(sys.executable).parent)  # torchrun and benchlib, as a notebook's PATH has them
@@ -50,6 +53,83 @@ def test_ddp_script_trains_on_two_processes_through_torchrun(tmp_path: Path) -> 
     assert re.findall(pattern, out, re.M) == [("0", "4096", "2"), ("1", "4096", "2")]
     state = torch.load(tmp_path / "model.pt")  # saved once, by rank 0, without DDP's "module." prefix
     assert not any(key.startswith("module.") for key in state) and "7.weight" in state
+
+
+# The FSDP script's stand-in model: Qwen2's layout, small enough to train in seconds on 2 CPU processes.
+TINY_QWEN2 = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 1024,
+    "tie_word_embeddings": True,
+}
+
+
+@pytest.mark.slow
+def test_fsdp_script_shards_a_language_model_over_two_processes_and_trains_it(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    from transformers import AutoModelForCausalLM
+
+    script = (FOLDER / "fsdp_finetune.py").read_text(encoding="utf-8")
+    model_id = re.search(r'^MODEL_ID = "([^"]+)"', script, re.M).group(1)
+    config = cache_tiny_qwen2(tmp_path / "hf", model_id, TINY_QWEN2)
+    total = sum(p.numel() for p in AutoModelForCausalLM.from_config(config).parameters())
+    (tmp_path / "fsdp_finetune.py").write_text(script, encoding="utf-8")
+    (line,) = commands("launch_fsdp.sh")
+    offline = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "", "STEPS": "4"}
+    out = run_shell(line, tmp_path, offline | {"OMP_NUM_THREADS": "1"}, timeout=600).stdout
+
+    # Each process holds about half of the model: its shard of every weight.
+    shards = re.findall(rf"^rank (\d): ([\d,]+) of {total:,} parameters \(([\d.]+)%\) on cpu$", out, re.M)
+    assert [rank for rank, _, _ in shards] == ["0", "1"], out
+    counts = [int(n.replace(",", "")) for _, n, _ in shards]
+    assert sum(counts) == total and all(abs(float(share) - 50) < 1 for _, _, share in shards), out
+    # The two processes train one model together: one loss per step, falling.
+    steps = re.findall(r"^step (\d)/4 loss ([\d.]+)$", out, re.M)
+    assert [int(s) for s, _ in steps] == [1, 2, 3, 4], out
+    assert float(steps[-1][1]) < float(steps[0][1]), out
+    # Rank 0 saved the whole model, gathered from both shards, and it loads like any other.
+    assert "saved fsdp-finetuned/" in out
+    saved = AutoModelForCausalLM.from_pretrained(tmp_path / "fsdp-finetuned")
+    assert sum(p.numel() for p in saved.parameters()) == total
+
+
+# Stands in for the reader's train.py under `accelerate launch`: prints what the launcher told this
+# process, read back as Accelerate's own FSDP settings.
+ACCELERATE_TRAIN_STAND_IN = """
+import os
+from accelerate.utils import FullyShardedDataParallelPlugin
+
+fsdp = FullyShardedDataParallelPlugin()  # its defaults come from the launcher
+print(f"process {os.environ['RANK']} of {os.environ['WORLD_SIZE']}: FSDP {fsdp.fsdp_version}, "
+      f"wrapped by {fsdp.auto_wrap_policy.__name__}")
+"""
+
+
+@pytest.mark.slow
+def test_accelerate_launch_starts_two_processes_that_shard_with_fsdp2(tmp_path: Path) -> None:
+    """Accelerate shards only on GPUs, so on this CPU the launch is checked up to the script: two
+    processes start, each with Accelerate's FSDP settings as the options on the page ask."""
+    pytest.importorskip("accelerate")
+    (tmp_path / "train.py").write_text(ACCELERATE_TRAIN_STAND_IN, encoding="utf-8")
+    script = (FOLDER / "launch_fsdp_accelerate.sh").read_text(encoding="utf-8")
+    out = run_shell(script, tmp_path, {"OMP_NUM_THREADS": "1"}, timeout=600).stdout
+    lines = sorted(re.findall(r"^process \d of \d: .*$", out, re.M))
+    assert lines == [
+        "process 0 of 2: FSDP 2, wrapped by transformer_auto_wrap_policy",
+        "process 1 of 2: FSDP 2, wrapped by transformer_auto_wrap_policy",
+    ], out
+
+
+@pytest.mark.slow  # accelerate imports torch
+def test_the_pages_deepspeed_options_are_accelerates() -> None:
+    launch = pytest.importorskip("accelerate.commands.launch")
+    page = (REPO / "docs" / "guides" / "multi-gpu.md").read_text(encoding="utf-8")
+    options = shlex.split(re.search(r"`(--use_deepspeed [^`]+)`", page).group(1))
+    deepspeed = launch.launch_command_parser().parse_args([*options, "train.py"])  # exits on an unknown option
+    assert deepspeed.use_deepspeed and deepspeed.zero_stage == 3
 
 
 @pytest.mark.slow
