@@ -84,7 +84,8 @@ def test_the_large_run_names_the_fastest_single_gpu_and_that_a_full_fine_tune_ne
     line = _text(verdict["A large training run"])
     assert f"the {fastest}, {llm_speed.rate_text(rate)} tokens/s" in line
     assert not any(model["cells"]["train"][c["key"]] for c in singles)
-    assert "fits no single GPU" in line and "multi-gpu" in verdict["A large training run"]
+    # "spread it over several" leads to the section on sharded training.
+    assert "fits no single GPU" in line and "multi-gpu/#sharded-training" in verdict["A large training run"]
 
 
 def test_the_budget_line_leaves_out_free_offers_whose_price_may_be_out_of_date(verdict):

@@ -652,7 +652,8 @@ def recommendations() -> str:
             "costs": page_link(f"{CAN_I_RUN_IT}#what-it-costs", HERE),
             "train": page_link(f"{CAN_I_RUN_IT}#train-{VERDICT_MODEL}", HERE),
             "fit": page_link(CAN_I_RUN_IT, HERE),
-            "multi_gpu": page_link("guides/multi-gpu.md", HERE),
+            # A full fine-tune that fits no single GPU: the section on sharding it.
+            "multi_gpu": page_link("guides/multi-gpu.md#sharded-training-a-model-too-big-for-one-gpu", HERE),
         },
     )
 
