@@ -16,11 +16,14 @@ from benchlib.results.load import PARAM_PREFIX
 from benchlib.site.charts import chart_spec, plotted_rows
 from benchlib.site.data import SiteData, plot_rows, site_data
 from benchlib.site.figures import figure_context
-from benchlib.site.render import render
+from benchlib.site.render import page_link, render
 from benchlib.workloads import declared_plot
 
 # The chart `benchlib launch`'s records are drawn on, as their workload declares it.
 SCALING_CHART = "dp-scaling"
+PAGE = "guides/multi-gpu.md"  # the page that shows the block
+# How a reader sees a results file of their own in the site's charts.
+SEE_YOUR_RESULTS = "benchmarks/run-it-yourself.md#look-at-the-results-in-the-site"
 HEAD = [
     "Machine",
     "Framework",
@@ -129,7 +132,14 @@ def scaling_html(data: SiteData) -> str:
     table = _table(rows)
     plotted = chart_rows(rows) if not rows.empty else rows
     if plotted.empty:
-        return render("scaling_empty.html", chart=chart, invalid=len(rows), head=HEAD, rows=table)
+        return render(
+            "scaling_empty.html",
+            chart=chart,
+            invalid=len(rows),
+            head=HEAD,
+            rows=table,
+            build_link=page_link(SEE_YOUR_RESULTS, PAGE),
+        )
     ok = rows[rows["status"] == "ok"]
     return render(
         "scaling.html",
