@@ -78,6 +78,8 @@ EXEMPT = {
     "assumptions": "benchlib's own predictions, dated and versioned by the committed table",
     "on_platform": "benchlib's own predictions, dated and versioned by the committed table",
     "snippet_prediction": "benchlib's own prediction, dated and versioned by the committed table",
+    "snippet_for_8b": "benchlib's own predictions, dated by the committed table (the tip shows its date)",
+    "sharding_table": "arithmetic on benchlib's own predictions, dated and versioned by the committed table",
     "picker": "benchlib's own predictions, dated by the committed table (the picker's answer shows its date)",
     "speed_method": "methodology: the engines' constants and their errors, no dates",
 }
