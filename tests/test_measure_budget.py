@@ -18,7 +18,7 @@ from benchlib.measure.budget import (
     suite_estimate,
 )
 from benchlib.measure.runner import run_suite
-from benchlib.workloads import EXPECTED_S_MACHINE, Workload
+from benchlib.workloads import EXPECTED_S_MACHINE, Workload, all_workloads
 
 
 def workload(name: str, expected_s: dict[str, float] | None = None) -> Workload:
@@ -89,6 +89,13 @@ def test_the_printed_estimate_sums_the_workloads_and_says_what_it_rests_on(tmp_p
     assert suite_estimate(made, "standard", tmp_path / machine.id, isolate=False).estimates["a"].source != (
         "its last run on this machine"
     )
+
+
+def test_every_built_in_workload_declares_its_quick_and_standard_time():
+    # So no built-in workload is estimated at the default (120 s at standard: 6× the run, issue 39).
+    runnable = [w for w in all_workloads().values() if w.run is not None]
+    assert len(runnable) >= 13
+    assert [w.name for w in runnable if not {"quick", "standard"} <= w.expected_s.keys()] == []
 
 
 @pytest.mark.parametrize(

@@ -283,8 +283,9 @@ class Workload:
     # None for records only other commands write, or only sources report.
     run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]] | None
     suites: tuple[str, ...] = SIZES
-    # Seconds one run of a size took on EXPECTED_S_MACHINE: what `benchlib run` expects, and what
-    # `--budget` counts on, before this machine has run it.
+    # Seconds one run of a size took on EXPECTED_S_MACHINE, without its process's start-up (its
+    # records' duration): what `benchlib run` expects, and what `--budget` counts on, before this
+    # machine has run that size; scaled by this machine's quick run where it has one.
     expected_s: dict[str, float] = field(default_factory=dict)
     # Per device, per size, the params that differ there from the size's own (``sizes``): a
     # smaller shape of the same operation, where the size's own would take a CPU many minutes. The
@@ -324,12 +325,14 @@ def keras_twin(
     description: str,
     run: Callable[[RunContext, dict[str, Any]], list[MeasurementRecord]],
     score: tuple[ScorePart, ...] = (),
+    expected_s: Mapping[str, float] | None = None,
 ) -> Workload:
     """The Keras-on-TensorFlow twin of a torch workload: the same sizes, suites, charts and figures.
 
     It is named ``<name>_keras``; older benchlibs named its records ``<name>``, as the torch
     workload's are. Score parts name their framework, so a twin gives its own; benchlib's
-    predictions trace torch models, so a twin checks none.
+    predictions trace torch models, so a twin checks none. Nor does it take the torch workload's
+    ``expected_s``: TensorFlow's times are its own.
     """
     return replace(
         workload,
@@ -338,6 +341,7 @@ def keras_twin(
         description=description,
         run=run,
         score=score,
+        expected_s=dict(expected_s or {}),
         checks=(),
         formerly=(workload.name,),
     )

@@ -151,6 +151,7 @@ WORKLOAD = register(
         metric=SPEEDUP,
         sizes=SIZES,
         run=run,
+        expected_s={"quick": 14.0, "standard": 17.0},
         suites=("standard", "full"),
         plots=PLOTS,
     )

@@ -272,7 +272,7 @@ register(
         },
         run=run,
         suites=("quick", "standard", "full"),
-        expected_s={"quick": 8.0},
+        expected_s={"quick": 10.0, "standard": 47.0},
         device_sizes={"cpu": {"standard": CPU_STANDARD}},
         plots=PLOTS,
     )

@@ -131,6 +131,7 @@ WORKLOAD = register(
         metric=THROUGHPUT,
         sizes=SIZES,
         run=run,
+        expected_s={"quick": 9.0, "standard": 15.0},
         suites=("standard", "full"),
         plots=PLOTS,
         score=(

@@ -210,6 +210,7 @@ WORKLOAD = register(
         metric=THROUGHPUT,
         sizes=SIZES,
         run=run,
+        expected_s={"quick": 74.0, "standard": 103.0},
         suites=("standard", "full"),
         plots=PLOTS,
         score=score_parts("torch"),
