@@ -17,7 +17,7 @@ from benchlib.measure.budget import (
     expected_duration,
     suite_estimate,
 )
-from benchlib.measure.runner import run_suite
+from benchlib.measure.runner import run_suite, select_workloads
 from benchlib.workloads import EXPECTED_S_MACHINE, Workload, all_workloads
 
 
@@ -75,7 +75,7 @@ def test_the_printed_estimate_sums_the_workloads_and_says_what_it_rests_on(tmp_p
     assert fresh.seconds == 2.0 + 3.0 + FALLBACK_EXPECTED_S["quick"]
     assert fresh.basis() == [
         f"2 from benchlib's timings on {EXPECTED_S_MACHINE}",
-        f"1 at benchlib's default of {FALLBACK_EXPECTED_S['quick']:.0f} s each",
+        f"1 declaring no time, at benchlib's default of {FALLBACK_EXPECTED_S['quick']:.0f} s",
     ]
     # After a run here, its wall times are the estimate.
     first = run_suite(made[:1], suite="quick", device="cpu", machine=machine, out_dir=tmp_path)
@@ -96,6 +96,95 @@ def test_every_built_in_workload_declares_its_quick_and_standard_time():
     runnable = [w for w in all_workloads().values() if w.run is not None]
     assert len(runnable) >= 13
     assert [w.name for w in runnable if not {"quick", "standard"} <= w.expected_s.keys()] == []
+
+
+def quick_run_here(folder, machine, took: dict[str, float]):
+    """A quick run in ``folder`` in which each stand-in workload took ``took`` seconds (start-up aside)."""
+    made = [workload(name) for name in took]
+    run = run_suite(made, suite="quick", device="cpu", machine=machine, out_dir=folder)
+    data = json.loads(run.path.read_text())
+    for m in data["measurements"]:
+        m["duration_s"] = took[m["workload"]]
+    data["plan"]["wall_s"] = {name: seconds + 4.0 for name, seconds in took.items()}  # with its start-up
+    run.path.write_text(json.dumps(data))
+
+
+def test_a_quick_run_here_scales_the_declared_time_of_a_size_not_yet_run_here(tmp_path, machine):
+    made = [
+        workload("a", {"quick": 4.0, "standard": 40.0}),
+        workload("b", {"quick": 2.0, "standard": 10.0}),
+        workload("c", {"quick": 3.0, "standard": 30.0}),  # not in the quick run: its declared time stays
+        workload("d"),  # declares nothing: the default
+    ]
+    quick_run_here(tmp_path, machine, {"a": 2.0, "b": 1.0, "d": 5.0})  # half the declared times
+    folder = tmp_path / machine.id
+    estimate = suite_estimate(made, "standard", folder, isolate=False)
+    assert {n: e.seconds for n, e in estimate.estimates.items()} == {
+        "a": 20.0,
+        "b": 5.0,
+        "c": 30.0,
+        "d": FALLBACK_EXPECTED_S["standard"],
+    }
+    assert (
+        estimate.estimates["a"].source == "its standard time on a 2-core CPU, scaled ×0.5 by this machine's quick run"
+    )
+    assert estimate.basis() == [
+        "2 from benchlib's timings on a 2-core CPU, scaled ×0.5 by this machine's quick run",
+        "1 from benchlib's timings on a 2-core CPU",
+        "1 declaring no time, at benchlib's default of 120 s",
+    ]
+    # Start-up isn't part of a declared time, so it is added unscaled.
+    isolated = suite_estimate(made, "standard", folder, isolate=True).estimates["a"]
+    assert isolated.seconds == 20.0 + 5.0 and isolated.source.endswith("quick run, plus 5 s start-up")
+    # A quick run's own estimate is that run, not a scaled one; a standard run here beats scaling.
+    assert suite_estimate(made, "quick", folder, isolate=False).estimates["a"].seconds == 4.0 + 2.0
+
+
+def expected_line(tmp_path, machine, workloads, suite="standard") -> list[str]:
+    """What `benchlib run` prints before it starts, as lines of an 80-column terminal."""
+    import io
+
+    from rich.console import Console
+
+    from benchlib.cli import run as cli_run
+
+    out = io.StringIO()
+    console = Console(width=80, file=out, color_system=None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cli_run, "err", console)
+        plan = cli_run.PlannedRun(suite, "cpu", tmp_path, workloads=workloads)
+        cli_run.print_expected_time(plan, machine, budget=None, isolate=True)
+    return out.getvalue().splitlines()
+
+
+def test_the_expected_time_reads_well_in_80_columns(tmp_path, machine):
+    standard = select_workloads("standard")
+    lines = expected_line(tmp_path, machine, standard)
+    assert lines == [
+        f"expected: about {format_duration(suite_estimate(standard, 'standard', tmp_path, isolate=True).seconds)} "
+        f"for {len(standard)} workload(s) ({len(standard)} from benchlib's timings on a",
+        "  2-core CPU)",
+    ]
+    # Every kind at once: a standard run of one here, a quick run of another, one that declares
+    # nothing; each phrase whole, no line past 80 columns, the rest indented under the first.
+    made = [
+        workload("a", {"quick": 4.0, "standard": 40.0}),
+        workload("b", {"quick": 2.0, "standard": 10.0}),
+        workload("c", {"quick": 3.0, "standard": 30.0}),
+        workload("mine"),
+    ]
+    quick_run_here(tmp_path, machine, {"b": 1.0, "c": 6.0})
+    run = run_suite(made[:1], suite="standard", device="cpu", machine=machine, out_dir=tmp_path)
+    data = json.loads(run.path.read_text())
+    data["plan"]["wall_s"]["a"] = 50.0
+    run.path.write_text(json.dumps(data))
+    lines = expected_line(tmp_path, machine, made)
+    assert all(len(line) <= 80 for line in lines) and all(line.startswith("  ") for line in lines[1:])
+    assert " ".join(line.strip() for line in lines) == (
+        "expected: about 4 min for 4 workload(s) (1 from this machine's last standard run; "
+        "2 from benchlib's timings on a 2-core CPU, scaled ×0.5–2 by this machine's quick run; "
+        "1 declaring no time, at benchlib's default of 120 s)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -130,8 +130,8 @@ def run(
 
     Before it starts, it prints how long the run should take: each workload's time in this
     machine's last run of the suite (in the --out folder), else benchlib's timing of it on a
-    2-core CPU where the workload declares one, else a default for the suite; it says which.
-    --budget counts on the same estimates.
+    2-core CPU (scaled by this machine's quick run of it, if there is one), else a default for
+    the suite; it says which. --budget counts on the same estimates.
 
     A run killed at any point (Ctrl-C, SIGKILL, a Colab disconnect) leaves a valid file with
     everything finished so far; `benchlib run --resume` finishes it.

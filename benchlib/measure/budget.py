@@ -5,8 +5,10 @@ start a piece of work only if it is expected to end within the time left. What a
 expected to take is the mean of what it took so far under this budget, else the caller's guess.
 
 A workload's guess (`expected_duration`) is its wall time in this machine's last run of the same
-size, else the time it declares for that size, else benchlib's default for the size. The same
-estimates, summed, are what `benchlib run` prints before it starts (`suite_estimate`).
+size, else the time it declares for that size (timed on `EXPECTED_S_MACHINE`), scaled by how this
+machine's quick run of it compared with its declared quick time where it has one, else benchlib's
+default for the size. The same estimates, summed, are what `benchlib run` prints before it starts
+(`suite_estimate`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class Estimate:
 
     seconds: float
     source: str
+    # What a declared time was multiplied by, from this machine's quick run; None if it wasn't.
+    scale: float | None = None
 
 
 @dataclass
@@ -80,8 +84,12 @@ class TimeBudget:
         return max(left - later_s, left * share)
 
 
-def past_durations(folder: Path, size: str) -> dict[str, float]:
-    """Wall seconds per workload in earlier runs at ``size`` in ``folder`` (one machine's); the newest wins."""
+def past_durations(folder: Path, size: str, *, start_up: bool = True) -> dict[str, float]:
+    """Wall seconds per workload in earlier runs at ``size`` in ``folder`` (one machine's); the newest wins.
+
+    Without ``start_up``, the seconds the workload itself ran (its records' duration), without its
+    process's start-up: what a workload's declared ``expected_s`` counts.
+    """
     runs: list[ResultsFile] = []
     for path in iter_result_paths(folder) if folder.is_dir() else []:
         try:
@@ -96,27 +104,58 @@ def past_durations(folder: Path, size: str) -> dict[str, float]:
         for m in results.measurements:
             if m.duration_s is not None:
                 walls[m.workload] = max(walls.get(m.workload, 0.0), m.duration_s)
-        out.update(walls | (results.plan.wall_s if results.plan else {}))
+        out.update(walls | (results.plan.wall_s if results.plan and start_up else {}))
     return out
 
 
 # What each kind of estimate is based on, as `suite_estimate` sums them up.
 FROM_HISTORY = "its last run on this machine"
+SCALED = "by this machine's quick run"
+DEFAULT = "benchlib's default"
 
 
-def expected_duration(workload: Workload, size: str, history: Mapping[str, float], startup_s: float) -> Estimate:
-    """What one run of ``workload`` at ``size`` is expected to take here, start-up included."""
+def quick_ratio(workload: Workload, quick: Mapping[str, float]) -> float | None:
+    """How many times its declared quick time ``workload`` took in this machine's quick run
+    (``quick``: seconds without start-up); None where either is missing."""
+    here, declared = quick.get(workload.name), workload.expected_s.get("quick")
+    if here is None or here <= 0 or not declared or declared <= 0:
+        return None
+    return here / declared
+
+
+def expected_duration(
+    workload: Workload,
+    size: str,
+    history: Mapping[str, float],
+    startup_s: float,
+    quick: Mapping[str, float] | None = None,
+) -> Estimate:
+    """What one run of ``workload`` at ``size`` is expected to take here, start-up included.
+
+    ``history`` holds this machine's wall times at ``size``; ``quick`` the seconds its quick run of
+    each workload took without start-up, by which a declared time is scaled
+    (declared time × quick time here ÷ declared quick time).
+    """
     if workload.name in history:
         return Estimate(history[workload.name], FROM_HISTORY)
     own = workload.expected_s.get(size)
-    if own is not None:
+    if own is None:
         return Estimate(
-            own + startup_s,
-            f"its {size} time on {EXPECTED_S_MACHINE}" + (f" plus {startup_s:.0f} s start-up" if startup_s else ""),
+            FALLBACK_EXPECTED_S[size] + startup_s,
+            f"{DEFAULT} for a {size} workload that declares no time; no earlier run here",
         )
-    return Estimate(
-        FALLBACK_EXPECTED_S[size] + startup_s, f"benchlib's default for a {size} workload; no earlier run here"
-    )
+    timed = f"its {size} time on {EXPECTED_S_MACHINE}"
+    ratio = quick_ratio(workload, quick or {}) if size != "quick" else None
+    if ratio is None:
+        return Estimate(own + startup_s, timed + (f" plus {startup_s:.0f} s start-up" if startup_s else ""))
+    scaled = f"{timed}, scaled ×{ratio:.2g} {SCALED}" + (f", plus {startup_s:.0f} s start-up" if startup_s else "")
+    return Estimate(own * ratio + startup_s, scaled, ratio)
+
+
+def _factor(scales: Sequence[float]) -> str:
+    """The factors declared times were scaled by: "×0.5", or their range "×0.4–2.1"."""
+    low, high = f"{min(scales):.2g}", f"{max(scales):.2g}"
+    return f"×{low}" if low == high else f"×{low}–{high}"
 
 
 @dataclass(frozen=True)
@@ -132,13 +171,21 @@ class SuiteEstimate:
 
     def basis(self) -> list[str]:
         """What the total is based on, one short phrase per kind of estimate: "9 from this machine's last run"."""
-        history = sum(e.source == FROM_HISTORY for e in self.estimates.values())
-        declared = sum(EXPECTED_S_MACHINE in e.source for e in self.estimates.values())
-        default = len(self.estimates) - history - declared
+        estimates = list(self.estimates.values())
+        history = sum(e.source == FROM_HISTORY for e in estimates)
+        scales = [e.scale for e in estimates if e.scale is not None]
+        default = sum(e.source.startswith(DEFAULT) for e in estimates)
+        declared = len(estimates) - history - len(scales) - default
+        timings = f"from benchlib's timings on {EXPECTED_S_MACHINE}"
         phrases = [
             (history, f"{history} from this machine's last {self.size} run"),
-            (declared, f"{declared} from benchlib's timings on {EXPECTED_S_MACHINE}"),
-            (default, f"{default} at benchlib's default of {FALLBACK_EXPECTED_S[self.size]:.0f} s each"),
+            (len(scales), f"{len(scales)} {timings}, scaled {_factor(scales)} {SCALED}" if scales else ""),
+            (declared, f"{declared} {timings}"),
+            (
+                default,
+                f"{default} declaring no time, at {DEFAULT} of {FALLBACK_EXPECTED_S[self.size]:.0f} s"
+                + (" each" if default > 1 else ""),
+            ),
         ]
         return [phrase for count, phrase in phrases if count]
 
@@ -146,5 +193,6 @@ class SuiteEstimate:
 def suite_estimate(workloads: Sequence[Workload], size: str, folder: Path, *, isolate: bool) -> SuiteEstimate:
     """What running ``workloads`` at ``size`` should take on the machine whose results are in ``folder``."""
     history = past_durations(folder, size)
+    quick = past_durations(folder, "quick", start_up=False) if size != "quick" else {}
     startup = STARTUP_GUESS_S if isolate else 0.0
-    return SuiteEstimate(size, {w.name: expected_duration(w, size, history, startup) for w in workloads})
+    return SuiteEstimate(size, {w.name: expected_duration(w, size, history, startup, quick) for w in workloads})

@@ -360,6 +360,7 @@ def _execute(
     saved = _finished_in_order(results)
     resolved = resolve_device(plan.device)
     history = past_durations(path.parent, plan.size)
+    quick = past_durations(path.parent, "quick", start_up=False) if plan.size != "quick" else {}
     startup_guess = Estimate(STARTUP_GUESS_S if options.isolate else 0.0, "a guess until one is timed")
     extra_modules = import_workload_modules()
     # Snapshots before and after each workload, never during one: watching must not slow it.
@@ -370,7 +371,7 @@ def _execute(
     unwritten = False
     for workload in pending:
         startup = budget.expected(STARTUP, startup_guess).seconds
-        estimate = expected_duration(workload, plan.size, history, startup)
+        estimate = expected_duration(workload, plan.size, history, startup, quick)
         if not budget.fits(estimate):
             skip = failure_record(
                 workload, resolved, "skipped", f"{workload.name}: {budget.why_not(estimate)}", skip_reason="budget"
