@@ -26,7 +26,7 @@ the op's rows, which are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from benchlib.catalog.language_models import LanguageModel, TracePlan
@@ -252,7 +252,7 @@ class OpsFormula:
             op = OpCost(**dict(zip(FIXED, fixed)), **dict(zip(GROWING, counts)))
             if op.expert_bytes:
                 share = experts_touched(op.experts, min(experts_per_token, op.experts), op.rows / experts_per_token)
-                op = OpCost(**{**op.__dict__, "bytes": op.bytes + int(share * op.expert_bytes), "weight_share": share})
+                op = replace(op, bytes=op.bytes + int(share * op.expert_bytes), weight_share=share)
             ops.append(op)
         return tuple(ops)
 
@@ -300,10 +300,9 @@ def _ops_formula(traces: list[tuple[OpCost, ...]], points: tuple[tuple[int, int]
 
     fixed = [tuple(tuple(getattr(op, f) for f in FIXED) for op in ops) for ops in traces]
     if any(f != fixed[0] for f in fixed):
-        lengths = sorted({len(f) for f in fixed})
         raise FormulaError(
-            f"this model's {call} runs {' or '.join(map(str, lengths))} different operations depending on "
-            "the size, so its time is no one formula; ask predict at each --batch and --seq-len"
+            f"--sizes: this model's {call} runs other operations at other sizes, so its time is no one "
+            "formula; ask predict at each --batch and --seq-len"
         )
     values = np.array(
         [
@@ -356,8 +355,6 @@ def _call_formula(
 
 def _count_call(tracer: Any, setup: Setup, call: str, batch: int, length: int) -> tuple[OpCost, ...] | None:
     """The ops of ``call`` at ``batch`` sequences of ``length`` tokens (None: the model makes no such call)."""
-    from dataclasses import replace
-
     from benchlib.predict import llm_speed
 
     at = replace(setup, batch=batch, seq_len=length)
@@ -372,8 +369,6 @@ def other_speeds(
 ) -> list[LLMSpeed]:
     """`benchlib predict --sizes`: inference at `OTHER_BATCHES` sequences of ``setup``'s length, or
     training at `OTHER_LENGTHS` tokens (those the model reads) in ``setup``'s batch, from the time formula."""
-    from dataclasses import replace
-
     from benchlib.predict.llm_speed import predict_llm_speed
 
     formula = time_formula(model, setup)
