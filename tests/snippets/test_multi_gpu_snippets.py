@@ -55,18 +55,6 @@ def test_ddp_script_trains_on_two_processes_through_torchrun(tmp_path: Path) -> 
     assert not any(key.startswith("module.") for key in state) and "7.weight" in state
 
 
-# The FSDP script's stand-in model: Qwen2's layout, small enough to train in seconds on 2 CPU processes.
-TINY_QWEN2 = {
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "max_position_embeddings": 1024,
-    "tie_word_embeddings": True,
-}
-
-
 @pytest.mark.slow
 def test_fsdp_script_shards_a_language_model_over_two_processes_and_trains_it(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
@@ -74,7 +62,7 @@ def test_fsdp_script_shards_a_language_model_over_two_processes_and_trains_it(tm
 
     script = (FOLDER / "fsdp_finetune.py").read_text(encoding="utf-8")
     model_id = re.search(r'^MODEL_ID = "([^"]+)"', script, re.M).group(1)
-    config = cache_tiny_qwen2(tmp_path / "hf", model_id, TINY_QWEN2)
+    config = cache_tiny_qwen2(tmp_path / "hf", model_id)
     total = sum(p.numel() for p in AutoModelForCausalLM.from_config(config).parameters())
     (tmp_path / "fsdp_finetune.py").write_text(script, encoding="utf-8")
     (line,) = commands("launch_fsdp.sh")

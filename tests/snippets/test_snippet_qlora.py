@@ -23,22 +23,13 @@ import pytest
 from artefacts import keep_run, kept_run, made
 from safetensors import safe_open
 from snippet_runner import SNIPPETS, snippet_env
-from tiny_models import cache_tiny_qwen2
+from tiny_models import TINY_QWEN2, cache_tiny_qwen2
 
 pytestmark = pytest.mark.slow  # the module's one run of the snippet takes most of a minute
 
 SNIPPET = SNIPPETS / "qlora_finetune.py"
 TINY_MODELS = Path(__file__).resolve().parent / "tiny_models.py"  # makes the stand-in
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-TINY = {
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "max_position_embeddings": 1024,
-    "tie_word_embeddings": True,
-}
 # Printed after the snippet has run, from the objects it left behind: the kind of every linear
 # layer of the base model that has an adapter.
 BASE_LAYERS_PROBE = """
@@ -74,7 +65,7 @@ def _run_snippet(folder: Path) -> None:
     """An artefact's make: the stand-in model in ``folder/hf``, then the snippet run in ``folder``."""
     model_id = _model_id()
     assert model_id.startswith("Qwen/Qwen2.5-"), f"the stand-in is a tiny Qwen2; make one like {model_id}"
-    config = cache_tiny_qwen2(folder / "hf", model_id, TINY)
+    config = cache_tiny_qwen2(folder / "hf", model_id)
     config.to_json_file(folder / "stand-in-config.json")
     env = snippet_env(
         env={"HF_HOME": str(folder / "hf"), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
@@ -130,7 +121,7 @@ def test_only_the_adapters_train(run: SnippetRun) -> None:
 
 def test_base_layers_under_the_adapters_are_bitsandbytes_nf4(run: SnippetRun) -> None:
     base_layers = json.loads(re.search(r"^BASE_LAYERS (.*)$", run.out, re.M).group(1))
-    assert len(base_layers) == len(LORA_TARGETS) * TINY["num_hidden_layers"], base_layers
+    assert len(base_layers) == len(LORA_TARGETS) * TINY_QWEN2["num_hidden_layers"], base_layers
     assert all(layer == ["bitsandbytes.nn.modules.Linear4bit", "torch.uint8", "nf4"] for layer in base_layers), (
         base_layers
     )
