@@ -83,7 +83,7 @@ def test_a_source_with_no_date_is_cited_as_read_on_the_day_it_was_read_and_still
     from benchlib.catalog.gpus import find_gpu
     from benchlib.site.buying_guide import _cited
 
-    price = find_gpu("GeForce RTX 2070").launch_price_usd
+    price = find_gpu("RTX A6000").launch_price_usd  # a spec database's page, which states no date
     assert price is not None and price.read_on
     cited = _cited(price)
     assert cited.as_of == f"read on {price.as_of}" and not cited.flags
@@ -93,6 +93,26 @@ def test_a_source_with_no_date_is_cited_as_read_on_the_day_it_was_read_and_still
     assert [f.kind for f in _cited(price).flags] == ["stale"]
     # A fact that states its own date keeps it, even where the accelerator's defaults are read dates.
     rtx5070 = find_gpu("GeForce RTX 5070")
-    assert rtx5070.launch_price_usd is not None and rtx5070.launch_price_usd.read_on
+    assert rtx5070.memory_gb.read_on
     dated = rtx5070.fp16_tensor_tflops
     assert dated is not None and not dated.read_on and _cited(dated).as_of == str(dated.as_of)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "as_of"),
+    [
+        ("GeForce RTX 2060", "2019-01-07"),
+        ("GeForce RTX 2070", "2018-09-14"),
+        ("GeForce RTX 2080", "2018-09-14"),
+        ("GeForce RTX 5070 Ti", "2025-01"),
+        ("GeForce RTX 5070", "2025-01"),
+    ],
+)
+def test_a_launch_price_carries_the_date_its_source_states_and_shows_its_age(gpu: str, as_of: str) -> None:
+    from benchlib.catalog.gpus import find_gpu
+    from benchlib.site.buying_guide import _cited
+
+    price = find_gpu(gpu).launch_price_usd
+    assert price is not None and price.status == "verified" and not price.read_on
+    cited = _cited(price)
+    assert cited.as_of == as_of and [f.kind for f in cited.flags] == ["stale"]
