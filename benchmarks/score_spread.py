@@ -2,7 +2,8 @@
 
 The spread is (max - min) / median of the complete scores; the goal is 3 % or less on a quiet
 machine. With --write-reference, the quietest run that was not disturbed becomes the score's
-reference (results/reference/<machine id>.json, replacing the one there). Run on a quiet machine:
+reference (benchlib/data/reference/<machine id>.json, shipped with the package, replacing the one
+there). Run on a quiet machine:
 
     python benchmarks/score_spread.py [--runs 3] [--device auto|cpu|cuda|mps] [--out DIR] [--write-reference]
 
@@ -19,8 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchlib.core.paths import reference_dir
-from benchlib.derive.score import Score, load_reference, score, untested, write_reference
+from benchlib.derive.score import Score, load_reference, reference_folder, score, untested, write_reference
 from benchlib.measure.conditions import disturbed_line
 from benchlib.measure.isolation import prestart
 from benchlib.measure.runner import SUITES, preload_modules, run_suite, select_workloads
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-reference",
         action="store_true",
-        help=f"Make the quietest undisturbed run the score's reference, in {reference_dir()}.",
+        help=f"Make the quietest undisturbed run the score's reference, in {reference_folder()}.",
     )
     args = parser.parse_args(argv)
     if args.runs < 1:

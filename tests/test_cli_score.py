@@ -8,7 +8,7 @@ import benchlib.derive.score_report as score_report
 from benchlib.cli import app
 from benchlib.derive.score import reference_file
 from benchlib.measure.runner import RunOutcome
-from benchlib.results.store import write_results
+from benchlib.results.store import read_results, write_results
 
 runner = CliRunner()
 
@@ -123,6 +123,31 @@ def test_run_prints_the_score_and_the_disturbed_workloads(tmp_path, machine, ref
         "disturbed run: other work on this machine may have slowed 1 workload(s) (cnn_fashion_mnist: other processes"
         in out
     )
+
+
+def test_run_prints_the_score_in_a_folder_that_is_not_a_checkout(tmp_path, machine, monkeypatch):
+    # A Colab or Kaggle cell: benchlib installed, a working folder with no mkdocs.yml and no results/.
+    import benchlib.measure.runner
+    import benchlib.probe
+
+    for name in ("MKDOCS_CONFIG_DIR", "BENCHLIB_REFERENCE_DIR", "BENCHLIB_RESULTS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    finished = read_results(reference_file())  # as fast as the reference on every test
+
+    def fake_run_suite(workloads, **kw):
+        return RunOutcome(path=tmp_path / "run.json", results=finished, wall_s=1.0)
+
+    monkeypatch.setattr(benchlib.probe, "probe_machine", lambda results_dir: machine)
+    monkeypatch.setattr(benchlib.measure.runner, "run_suite", fake_run_suite)
+    result = runner.invoke(
+        app, ["run", "--suite", "standard", "--no-isolate", "--device", "cpu", "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "no score" not in out
+    relative_to = f"relative to {finished.machine.label}, measured {finished.created:%Y-%m-%d} (= 100)"
+    assert f"score 100.0 training 100.0, inference 100.0; {relative_to}" in out
 
 
 def test_show_marks_a_disturbed_run(tmp_path, machine):

@@ -2,16 +2,24 @@
 
 import json
 import math
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
 
 import pytest
 from score_samples import BUSY, records, results, with_conditions
 from site_samples import measurement
 
-from benchlib.core.paths import docs_dir, reference_dir
+from benchlib.core.package_data import data_file
+from benchlib.core.paths import docs_dir
 from benchlib.derive.score import (
     SCORE_TESTS,
     load_reference,
     reference_file,
+    reference_folder,
     score,
     score_frame,
     write_reference,
@@ -147,10 +155,46 @@ def test_a_reference_missing_a_test_is_rejected(tmp_path, machine):
 def test_committed_reference_is_a_real_measured_run_covering_every_test():
     reference = load_reference()
     assert reference.provenance.kind == "measured" and reference.suite == "standard" and reference.complete
-    assert reference_file().stem == reference.machine.id and reference_file().parent == reference_dir()
+    assert reference_file().stem == reference.machine.id and reference_folder() == data_file("reference")
     assert reference.disturbed is not True
     assert score(reference.measurements, reference).value == pytest.approx(100)
     json.loads(reference_file().read_text())
+
+
+def test_a_wheel_ships_the_reference_and_scores_outside_a_checkout(tmp_path):
+    # What a Colab or Kaggle cell has: benchlib from pip, and a working folder with no results/.
+    source = tmp_path / "source"
+    source.mkdir()
+    root = Path(__file__).resolve().parents[1]
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, source / name)
+    shutil.copytree(root / "benchlib", source / "benchlib", ignore=shutil.ignore_patterns("__pycache__"))
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(source)]
+    subprocess.run([*build, "-w", str(tmp_path / "wheel")], check=True, capture_output=True, timeout=300)
+    (wheel,) = (tmp_path / "wheel").glob("benchlib-*.whl")
+    shipped = f"benchlib/data/reference/{reference_file().name}"
+    assert shipped in zipfile.ZipFile(wheel).namelist()
+
+    installed = tmp_path / "installed"
+    zipfile.ZipFile(wheel).extractall(installed)
+    work = tmp_path / "notebook"
+    mine = read_results(reference_file()).model_copy(update={"run_id": "mine"})  # as fast as the reference
+    write_results(mine, work / "mine.json")
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("BENCHLIB_REFERENCE", "BENCHLIB_RESULTS", "MKDOCS"))
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "benchlib.cli", "score", "mine.json"],
+        cwd=work,
+        env={**env, "PYTHONPATH": str(installed), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"reference: {installed / shipped}" in run.stdout, "the score used the reference inside the wheel"
+    score_row = next(line for line in run.stdout.splitlines() if "score" in line and "100.0" in line)
+    assert score_row.count("100.0") == 2, "this run and the reference both score 100"
 
 
 def test_a_disturbed_reference_is_refused_with_what_to_do(tmp_path, machine):

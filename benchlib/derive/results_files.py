@@ -1,4 +1,5 @@
-"""Which results files the site reads: the results folder, the reported folder and, on request, this machine.
+"""Which results files the site reads: the results folder, the reported folder, the score's reference
+run (shipped with the package, `benchlib.derive.score.reference_folder`) and, on request, this machine.
 
 The measurement of the build machine is opt-in (``BENCHLIB_MEASURE``): `benchlib.measure.build_machine`
 makes it once per machine and benchlib version and keeps it in the cache folder. It is the one way
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from benchlib.core.cache import cache_dir, cache_folder
 from benchlib.core.paths import reported_dir, results_dir
+from benchlib.derive.score import reference_folder
 from benchlib.results.store import iter_result_paths
 
 
@@ -45,12 +47,12 @@ def this_machine(
 
 
 def results_files(build: Path | None = None) -> ResultsFiles:
-    """The results and reported folders' files, and ``build``, this machine's measurement, if there is one."""
+    """The results, reported and reference folders' files, and ``build``, this machine's measurement, if there is one."""
     folder = results_dir()
     found = list(iter_result_paths(folder)) if folder.is_dir() else []
-    reported = reported_dir()
-    if reported.is_dir():
-        found += [p for p in iter_result_paths(reported) if p not in found]
+    for extra in (reported_dir(), reference_folder()):
+        if extra.is_dir():
+            found += [p for p in iter_result_paths(extra) if p not in found]
     if build is not None:
         found.append(build)
     return ResultsFiles(tuple(found), folder, (str(build),) if build is not None else ())

@@ -7,20 +7,23 @@ The training and inference sub-scores are the same over their own tests.
 
 Unlike ai-benchmark's, a run that lacks a test (skipped, failed, never run) gets no number: the
 score is ``incomplete`` and names what is missing, instead of a geometric mean over fewer tests
-that would mean something else. The reference is the one committed results file in
-`benchlib.core.paths.reference_dir()`: a complete standard-suite run, never one marked disturbed (see `benchlib.measure.conditions`).
+that would mean something else. The reference is the one results file in `reference_folder()`,
+shipped inside the package so that a pip-installed benchlib (a Colab or Kaggle cell) scores too:
+a complete standard-suite run, never one marked disturbed (see `benchlib.measure.conditions`).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchlib.core.paths import reference_dir
+from benchlib.core.package_data import data_file
+from benchlib.core.paths import REFERENCE_ENV, reference_dir
 from benchlib.results.load import params_of
 from benchlib.results.plausibility import disturbed_line
 from benchlib.results.schema import MeasurementRecord, ResultsFile
@@ -30,8 +33,9 @@ from benchlib.workloads import ScorePart, all_workloads, owner
 if TYPE_CHECKING:
     import pandas as pd
 
-# The committed results; the reference folder holds exactly one run (machine, software and date
-# are inside it), named <machine id>.json.
+# The reference run's folder in the package data (benchlib/data/reference/): it holds exactly one
+# run (machine, software and date are inside it), named <machine id>.json.
+PACKAGED_REFERENCE = "reference"
 SCALE = 100.0
 # The parameters the suites size differently; the others (model, architecture) say what is measured.
 SIZE_PARAMS = ("batch_size", "image_side")
@@ -154,9 +158,15 @@ def _geomean(values: list[float]) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
+def reference_folder() -> Path:
+    """The folder of the score's reference run: ``$BENCHLIB_REFERENCE_DIR`` where set (a trial
+    reference, the tests'), else the one shipped with the package, which every install has."""
+    return reference_dir() if os.environ.get(REFERENCE_ENV) else data_file(PACKAGED_REFERENCE)
+
+
 def reference_file(folder: Path | None = None) -> Path:
-    """The one results file in ``folder`` (by default `benchlib.core.paths.reference_dir()`); ValueError if there is none, or more than one."""
-    folder = reference_dir() if folder is None else folder
+    """The one results file in ``folder`` (by default `reference_folder()`); ValueError if there is none, or more than one."""
+    folder = reference_folder() if folder is None else folder
     found = sorted(p for p in Path(folder).glob("*.json") if not p.name.startswith("."))
     if len(found) != 1:
         what = "no results file" if not found else f"{len(found)} results files ({', '.join(p.name for p in found)})"
@@ -190,7 +200,7 @@ def untested(results: ResultsFile) -> list[str]:
 
 
 def load_reference(path: Path | str | None = None) -> ResultsFile:
-    """The reference run (by default the one in `benchlib.core.paths.reference_dir()`); ValueError if it can't be one."""
+    """The reference run (by default the one in `reference_folder()`); ValueError if it can't be one."""
     path = reference_file() if path is None else path
     reference = read_results(path)
     check_reference(reference, path)
@@ -198,11 +208,11 @@ def load_reference(path: Path | str | None = None) -> ResultsFile:
 
 
 def write_reference(run: Path | str, folder: Path | None = None) -> Path:
-    """Make ``run`` the score's reference: ``folder`` (`benchlib.core.paths.reference_dir()`)/<machine id>.json, replacing the one there.
+    """Make ``run`` the score's reference: ``folder`` (`reference_folder()`)/<machine id>.json, replacing the one there.
 
     Only a run whose conditions were recorded and quiet qualifies (ValueError says why not).
     """
-    folder = reference_dir() if folder is None else folder
+    folder = reference_folder() if folder is None else folder
     results = read_results(run, mark_implausible=False)
     check_reference(results, run)
     if results.disturbed is None:

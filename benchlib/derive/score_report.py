@@ -41,7 +41,7 @@ def run_summary(results: ResultsFile, reference: ResultsFile | None = None) -> l
         return lines + [Text(f"no score: {why_not}", style="dim")]
     try:
         reference = reference or load_reference()
-    except ValueError as exc:  # no reference here (an installed package), or one that can't be 100
+    except ValueError as exc:  # $BENCHLIB_REFERENCE_DIR names no reference, or one that can't be 100
         return lines + [Text(f"no score: {exc}", style="yellow")]
     s = score(results.measurements, reference)
     if s.complete:
