@@ -241,6 +241,107 @@ def test_a_disturbed_run_is_refused_with_its_reasons_and_the_file_kept(tmp_path,
     assert not read_contribution(kept).check.passed
 
 
+def two_gpus() -> Machine:
+    base = machine("kaggle-tesla-t4-x2-0a1b2c3d")
+    t4 = base.accelerators.nvidia[0]
+    accelerators = Accelerators(nvidia=[t4, t4.model_copy(update={"index": 1, "uuid": "GPU-9f2e-serial"})])
+    return base.model_copy(update={"label": "Kaggle · 2x Tesla T4", "accelerators": accelerators})
+
+
+def scaling_run(m: Machine, plan_: object, out_dir: Path) -> ResultsFile:
+    """What `benchlib launch` writes on two GPUs, the way run_scaling builds it, with a worker's
+    error that names a file and this host (as a failed torchrun's message can)."""
+    from benchlib.measure.distributed.launch import THROUGHPUT as SAMPLES
+    from benchlib.measure.distributed.launch import TRAIN, scaling_record
+
+    common = {
+        "engine": "torch",
+        "size": plan_.size,
+        "launcher": "torchrun",
+        "backend": "nccl",
+        "interconnect": "pcie",
+        "interconnect_detail": "PCIe between the GPUs, no NVLink",
+        "model": "fashion-mnist-cnn",
+        "per_device_batch": 128,
+        "threads_per_process": 2,
+        "framework_version": "2.8.0",
+    }
+    one, two = (
+        measurement(TRAIN, SAMPLES, value, device_name="Tesla T4", params=common | {"world_size": n})
+        for n, value in ((1, 4000.0), (2, 7200.0))
+    )
+    failed = measurement(
+        TRAIN,
+        SAMPLES,
+        None,
+        status="error",
+        message=f"tf engine, 2 devices: exited with code 1: {HOME}/venv/lib/x.py on {HOST}",
+        params={"engine": "tf", "size": plan_.size, "world_size": 2},
+    )
+    return results(m, [one, two, scaling_record(one, two), failed], suite=plan_.size, run_id="20261120T091500Z-dp0001")
+
+
+def contribute_on_two_gpus(tmp_path, monkeypatch, *args: str):
+    """`benchlib contribute ARGS` on a machine NVML sees two GPUs in, its campaign stubbed to one run;
+    returns the result, the budgets the campaign was given and the data-parallel launches asked for."""
+    from benchlib.measure.distributed import launch
+    from benchlib.measure.runner import RunOutcome
+    from benchlib.probe import nvidia
+
+    m = two_gpus()
+    campaign_run = run(m=m)
+    written = write_results(campaign_run, tmp_path / m.id / f"{campaign_run.run_id}.json")
+    budgets: list[float] = []
+    launched: list[object] = []
+
+    def measure(device, tiny, minutes, out):
+        budgets.append(minutes)
+        state = plan.Campaign(device="cuda", tiny=tiny, out=out, machine=m, budget_s=minutes * 60)
+        state.written.append(written)
+        return state
+
+    def run_scaling(plan_, *, machine, out_dir, on_start=None, on_done=None):
+        launched.append(plan_)
+        dp = scaling_run(machine, plan_, out_dir)
+        path = write_results(dp, out_dir / machine.id / f"{dp.run_id}.json")
+        return RunOutcome(path=path, results=dp, wall_s=90.0)
+
+    monkeypatch.setattr(nvidia, "probe_nvidia", lambda: list(m.accelerators.nvidia))
+    monkeypatch.setattr(contribute_cli, "measure", measure)
+    monkeypatch.setattr(launch, "run_scaling", run_scaling)
+    result = CliRunner().invoke(app, ["contribute", "--out", str(tmp_path), *args], env={"COLUMNS": "80"})
+    return result, budgets, launched
+
+
+def test_on_several_gpus_contribute_sends_the_data_parallel_scaling_scrubbed_like_the_rest(tmp_path, monkeypatch):
+    result, budgets, launched = contribute_on_two_gpus(tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert "data-parallel training on 2 GPUs" in result.output and "Ready to send" in result.output
+    # Its time comes out of the budget, so the whole still ends within --minutes.
+    assert budgets == [contribute_cli.DEFAULT_MINUTES - contribute_cli.DATA_PARALLEL_S[0] / 60]
+    [asked] = launched
+    assert (asked.devices, asked.size, asked.device, tuple(asked.engines)) == (2, "standard", "cuda", ("torch",))
+    assert "skipped for the budget" not in result.output
+    [path] = tmp_path.glob("contribution-*.json")
+    contribution = read_contribution(path)
+    [dp] = [r for r in contribution.runs if any(m.workload == "dp-train" for m in r.measurements)]
+    scaling = next(m for m in dp.measurements if m.workload == "dp-scaling")
+    assert scaling.params["world_size"] == 2 and scaling.value == pytest.approx(7200 / (2 * 4000))
+    text = path.read_text()
+    assert "GPU-9f2e-serial" not in text and HOME not in text
+    assert not re.search(rf"(?<![\w-]){re.escape(HOST)}(?![\w-])", text)
+    assert "exited with code 1: <path> on <name>" in text
+
+
+def test_a_budget_too_short_for_the_data_parallel_step_skips_it_and_says_so(tmp_path, monkeypatch):
+    result, budgets, launched = contribute_on_two_gpus(tmp_path, monkeypatch, "--minutes", "2")
+    assert result.exit_code == 0, result.output
+    assert budgets == [2.0] and launched == []  # the campaign keeps the whole budget
+    assert "skipped for the budget: data-parallel training on 2 GPUs" in result.output
+    contribution = read_contribution(next(tmp_path.glob("contribution-*.json")))
+    assert not any(m.workload == "dp-train" for r in contribution.runs for m in r.measurements)
+
+
 def test_a_contribution_that_is_not_one_gives_one_line_not_a_traceback(tmp_path):
     bad = tmp_path / "contribution-x.json"
     bad.write_text("{not json")

@@ -16,9 +16,17 @@ from rich.text import Text
 
 from benchlib.cli.campaign import DEVICES, measure, report
 from benchlib.cli.output import Wrapped, at_least, console, err, print_error, usage_error
+from benchlib.core.budgets import DEFAULT_MINUTES, TINY_MINUTES
+from benchlib.measure.campaign import Campaign
 from benchlib.results.contribution import INBOX, Contribution
 
 REPOSITORY = "https://github.com/gpu-field-guide/gpu-field-guide"
+# Seconds the data-parallel step takes out of the budget on a machine with several GPUs, (full,
+# tiny): `benchlib launch` trains on one GPU and then on all, about a minute or two at standard
+# size on Kaggle's T4 x2 (docs/guides/multi-gpu.md).
+DATA_PARALLEL_S = (150.0, 60.0)
+# The campaign's steps need at least this much of the budget; below it the data-parallel step is skipped.
+CAMPAIGN_MIN_S = 30.0
 
 
 def contribute(
@@ -56,9 +64,10 @@ def contribute(
     """Measure this machine for the GPU Field Guide and write one file, ready to send.
 
     Runs what the guide needs from a machine (the standard suite, then the largest-batch searches
-    and the long matmul sweep that fit the time budget, on the GPU if there is one), checks that
-    the run finished, was not disturbed by other work and holds only plausible values, and writes
-    `OUT/contribution-<machine id>-<run id>.json`. The file keeps only what the site shows: no
+    and the long matmul sweep that fit the time budget, on the GPU if there is one, and on a
+    machine with several GPUs, data-parallel training on one and then on all of them, as
+    `benchlib launch` does), checks that the run finished, was not disturbed by other work and
+    holds only plausible values, and writes `OUT/contribution-<machine id>-<run id>.json`. The file keeps only what the site shows: no
     paths, host or user names, serial numbers or environment variables. Then it prints how to send
     the file: benchlib itself uploads nothing.
     """
@@ -82,7 +91,16 @@ def contribute(
         return
     if device not in DEVICES:
         raise usage_error(f"unknown device {device!r}; choose auto, cuda or cpu")
-    state = measure(device, tiny, minutes, out)
+    budget_s = (minutes if minutes is not None else TINY_MINUTES if tiny else DEFAULT_MINUTES) * 60
+    gpus = _gpu_count(device)
+    parallel_s = DATA_PARALLEL_S[tiny] if gpus > 1 else 0.0
+    fits = budget_s - parallel_s >= CAMPAIGN_MIN_S
+    state = measure(device, tiny, (budget_s - parallel_s if fits else budget_s) / 60, out)
+    if parallel_s and state.device == "cuda":
+        if fits:
+            _data_parallel(state, gpus)
+        else:
+            state.skipped.append(f"data-parallel training on {gpus} GPUs")
     report(state)
     written = list(dict.fromkeys(state.written))
     if not written:
@@ -111,6 +129,38 @@ def contribute(
         )
         raise typer.Exit(1)
     how_to_send(contribution, path)
+
+
+def _gpu_count(device: str) -> int:
+    """The NVIDIA GPUs a run on ``device`` may use: none when the CPU is asked for."""
+    from benchlib.probe.nvidia import probe_nvidia
+
+    return 0 if device == "cpu" else len(probe_nvidia())
+
+
+def _data_parallel(state: Campaign, gpus: int) -> None:
+    """Train on one GPU and then on all ``gpus`` (`benchlib launch`), into the campaign's folder, so the
+    contribution carries the scaling the multi-GPU page charts."""
+    from benchlib.measure.distributed.launch import ScalingRun, run_scaling
+
+    title = f"data-parallel training on {gpus} GPUs"
+    err.print(Text(title, style="bold"))
+    try:
+        outcome = run_scaling(
+            ScalingRun(engines=("torch",), devices=gpus, size=state.suite, device="cuda"),
+            machine=state.machine,
+            out_dir=state.out,
+            on_start=lambda what: err.print(Text(f"  {what} ...", style="dim")),
+        )
+    except KeyboardInterrupt:
+        err.print(Text(f"interrupted; every file written so far is valid and kept in {state.out}", style="yellow"))
+        raise typer.Exit(130)
+    except OSError as exc:
+        print_error(
+            f"cannot write to {state.out}: {exc.strerror or exc}; free some space or choose another --out folder"
+        )
+        raise typer.Exit(1)
+    state.written.append(outcome.path)
 
 
 def _write(contribution: Contribution, path: Path) -> Path:
