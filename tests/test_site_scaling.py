@@ -77,7 +77,8 @@ def kaggle(machine):
 
 def test_no_results_gives_the_how_to_note(tmp_path):
     out = scaling_html(data(tmp_path))
-    assert "No multi-device measurements yet" in out and "benchlib launch" in out and "GPU T4 x2" in out
+    assert "No multi-device measurements yet" in out and "GPU T4 x2" in out
+    assert "benchlib contribute" in out and "#contribute-a-gpu" in out
     assert 'href="../../benchmarks/run-it-yourself/#look-at-the-results-in-the-site"' in out  # how to see the file
     assert "<figure" not in out
 

@@ -24,6 +24,7 @@ SCALING_CHART = "dp-scaling"
 PAGE = "guides/multi-gpu.md"  # the page that shows the block
 # How a reader sees a results file of their own in the site's charts.
 SEE_YOUR_RESULTS = "benchmarks/run-it-yourself.md#look-at-the-results-in-the-site"
+CONTRIBUTE = "benchmarks/run-it-yourself.md#contribute-a-gpu"
 HEAD = [
     "Machine",
     "Framework",
@@ -139,6 +140,7 @@ def scaling_html(data: SiteData) -> str:
             head=HEAD,
             rows=table,
             build_link=page_link(SEE_YOUR_RESULTS, PAGE),
+            contribute_link=page_link(CONTRIBUTE, PAGE),
         )
     ok = rows[rows["status"] == "ok"]
     return render(
