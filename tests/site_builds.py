@@ -104,8 +104,8 @@ def read_inputs(folder: Path, measurement_cache: Path, git_status_before: str) -
 def measure_this_machine(folder: Path) -> None:
     """The builds' ``BENCHLIB_MEASURE=quick`` measurement, made once into a cache folder (an artefact's make).
 
-    It is what a build does on a cache miss: run the measuring notebook, whose results and executed
-    copy land in the cache; every build then finds them there instead of measuring again.
+    It is what a build does on a cache miss: run the measuring notebook, whose results file lands in
+    the cache; every build then finds it there instead of measuring again.
     """
     code = "from benchlib.site.notebook import this_machine; print(this_machine('quick'))"
     env = {**os.environ, CACHE_ENV: str(folder / "cache")}

@@ -161,6 +161,7 @@ def test_committed_reference_is_a_real_measured_run_covering_every_test():
     json.loads(reference_file().read_text())
 
 
+@pytest.mark.slow
 def test_a_wheel_ships_the_reference_and_scores_outside_a_checkout(tmp_path):
     # What a Colab or Kaggle cell has: benchlib from pip, and a working folder with no results/.
     source = tmp_path / "source"

@@ -15,7 +15,7 @@ import pytest
 from site_samples import CPU, HOSTILE, HOSTILE_URL, REPORTED, record, results, write_samples
 
 import benchlib
-from benchlib.core.paths import REPORTED_ENV, RESULTS_ENV
+from benchlib.core.paths import REFERENCE_ENV, REPORTED_ENV, RESULTS_ENV
 from benchlib.results.schema import Provenance
 from benchlib.results.store import ResultsError, write_results
 from benchlib.site import chart, methodology, notebook, sources
@@ -102,6 +102,7 @@ def test_no_results_gives_a_no_measurements_block(tmp_path, monkeypatch, make_di
         folder.mkdir()
     monkeypatch.setenv(RESULTS_ENV, str(folder))
     monkeypatch.setenv(REPORTED_ENV, str(folder / "reported"))
+    monkeypatch.setenv(REFERENCE_ENV, str(folder / "reference"))  # nor the score's reference run
     monkeypatch.delenv(sources.MEASURE_ENV, raising=False)
     for workload in SAMPLED:
         block = chart(workload)

@@ -11,13 +11,17 @@ Markdown cells become the page's Markdown (so their headings are in the page's t
 code cells fenced code, outputs text, images or the HTML the notebook produced (a pandas table,
 rich's output).
 
-A build runs no notebook on its own: the page shows the notebook's cells as a reader opens them.
+A build runs no notebook for its page: the page shows the notebook's cells as a reader opens them.
+Under the cell that shows a run's results (cell metadata ``{"benchlib": {"sample": "results"}}``)
+it shows the table that cell makes from a committed run, the run a reader makes: measured on a
+GPU (`benchlib.site.notebook_sample.sample_run`), labelled with its machine, date and versions.
+It is never the build machine's run, a CPU in a temporary folder.
+
 The notebook that measures a machine (`MEASURING_NOTEBOOK`, which runs the quick suite) is how the
 build measures its own machine when ``BENCHLIB_MEASURE=quick`` asks for that: `this_machine` runs
-it once, top to bottom in its own folder with its results going to the cache folder, keeps the
-executed copy beside the results file it wrote, and the notebook page shows that copy, outputs
-and all. The suite runs once per build, and not again until the machine, the notebook or the
-benchlib version changes. A cell that raises ends the build.
+it once, top to bottom in a temporary folder with its results going to the cache folder. The suite
+runs once per build, and not again until the machine, the notebook or the benchlib version changes.
+A cell that raises ends the build.
 """
 
 from __future__ import annotations
@@ -30,20 +34,23 @@ import threading
 from pathlib import Path
 from typing import NoReturn
 
-from benchlib.core.files import write_atomically
 from benchlib.core.paths import project_root
 from benchlib.core.version import __version__
 from benchlib.derive import results_files
-from benchlib.site.sources import requested_suite
+from benchlib.site.render import render
 
 # The notebook that measures a machine, from the project's root, and the suite it runs.
 MEASURING_NOTEBOOK = "docs/notebooks/run-benchlib.ipynb"
 NOTEBOOK_SUITE = "quick"
 # Where the build's measurement through the notebook is kept: one folder per notebook version.
 CACHE = "build-measurement"
-# How the page shows that folder (the notebook prints the results file's path): as the folder a
-# reader's own run of the notebook writes to.
-RESULTS_SHOWN_AS = "~/benchlib-results"
+# A code cell's metadata names the sample output it gets: {"benchlib": {"sample": "results"}}.
+SAMPLE_METADATA = "benchlib"
+SAMPLE_RESULTS = "results"
+# The columns the results cell selects from `benchlib.load_results` (a test holds the cell to them).
+RESULT_COLUMNS = ("workload", "device_name", "dtype", "value", "unit", "efficiency", "noisy", "status")
+# The versions the sample's label names, from its machine's software record.
+SAMPLE_SOFTWARE = (("benchlib", "benchlib"), ("Python", "python"), ("PyTorch", "torch"), ("CUDA", "torch_cuda"))
 
 # The first kind a notebook output has, in this order, is what the page shows.
 SHOWN_KINDS = ("text/html", "image/svg+xml", "image/png", "image/jpeg", "text/markdown", "text/plain")
@@ -127,12 +134,9 @@ def _measuring_notebook() -> Path:
 def measure_with_notebook(suite: str, out: Path) -> Path:
     """Measure this machine by running the measuring notebook, its results file going to ``out/<machine id>/``.
 
-    The notebook writes where ``$BENCHLIB_RESULTS_DIR`` says; its executed copy is kept beside the
-    results file, for the notebook page.
+    The notebook writes where ``$BENCHLIB_RESULTS_DIR`` says.
     """
     import shutil
-
-    import nbformat
 
     from benchlib.results.store import ResultsError, read_results
 
@@ -141,10 +145,8 @@ def measure_with_notebook(suite: str, out: Path) -> Path:
         if stale != out.parent:
             shutil.rmtree(stale, ignore_errors=True)
     notebook = _measuring_notebook()
-    # The page shows this run's outputs: its kernel works in the temporary folder, not the checkout,
-    # so the probe's disk row names no folder of the machine that built the site.
-    nb = run_notebook(notebook, {**os.environ, "BENCHLIB_RESULTS_DIR": str(out)}, cwd=Path(tempfile.gettempdir()))
-    _hide_folder(nb, out, RESULTS_SHOWN_AS)
+    # Its kernel works in the temporary folder, so nothing the cells write lands in the checkout.
+    run_notebook(notebook, {**os.environ, "BENCHLIB_RESULTS_DIR": str(out)}, cwd=Path(tempfile.gettempdir()))
     written = []
     for path in out.glob("*/*.json"):
         try:
@@ -158,32 +160,12 @@ def measure_with_notebook(suite: str, out: Path) -> Path:
             f"error: {notebook} ran, but wrote no complete {suite} results file into {out}; its run cell must "
             "write where $BENCHLIB_RESULTS_DIR says."
         )
-    path = max(written, key=lambda p: p.stat().st_mtime_ns)
-    write_atomically(path.with_suffix(".ipynb"), nbformat.writes(nb))
-    return path
-
-
-def _hide_folder(nb, folder: Path, shown_as: str) -> None:
-    """Write ``shown_as`` for ``folder`` in every output of ``nb``: its text, HTML and streams."""
-
-    def hide(value):
-        if isinstance(value, str):
-            return value.replace(str(folder), shown_as)
-        if isinstance(value, list):
-            return [hide(v) for v in value]
-        return value
-
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            if "text" in output:
-                output["text"] = hide(output["text"])
-            for kind, value in output.get("data", {}).items():
-                output["data"][kind] = hide(value)
+    return max(written, key=lambda p: p.stat().st_mtime_ns)
 
 
 def this_machine(suite: str) -> Path:
     """The build's measurement of this machine with ``suite``, made once: by the measuring notebook
-    where it runs that suite, so its page shows that very run, else in this process."""
+    where it runs that suite (so a build checks that its cells run), else in this process."""
     notebook = _measuring_notebook()
     if suite != NOTEBOOK_SUITE or not notebook.is_file():
         return results_files.this_machine(suite)
@@ -244,16 +226,59 @@ def notebook_to_markdown(nb, notebook: Path) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def notebook_markdown(notebook: str | Path) -> str:
-    """The page's Markdown for ``notebook`` (a path from the project's root): its cells, and, where
-    the build measured this machine with it, the outputs of that run."""
+def _shown_path(path: Path) -> str:
+    """``path`` from the project's root, or its name alone where it lies elsewhere: no local folder shows."""
+    try:
+        return path.resolve().relative_to(project_root().resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _sample_label(path: Path) -> str:
+    from benchlib.results.store import read_results
+
+    run = read_results(path)
+    software = run.machine.software
+    versions = [
+        f"{name} {version}"
+        for name, field in SAMPLE_SOFTWARE
+        if software is not None and (version := getattr(software, field, None))
+    ]
+    return render(
+        "notebook_sample.html",
+        suite=run.suite,
+        machine=run.machine.label,
+        day=f"{run.created:%Y-%m-%d}",
+        versions=", ".join(versions),
+        file=_shown_path(path),
+    )
+
+
+def with_sample_output(nb, path: Path):  # -> NotebookNode
+    """``nb`` with the sample run at ``path`` as the output of its results cell, labelled."""
+    from nbformat.v4 import new_output
+
+    from benchlib.results.load import load_results
+
+    table = load_results(path)[list(RESULT_COLUMNS)]
+    outputs = [
+        new_output("display_data", data={"text/html": _sample_label(path)}),
+        new_output("execute_result", data={"text/html": table._repr_html_(), "text/plain": repr(table)}),
+    ]
+    for cell in nb.cells:
+        if cell.get("metadata", {}).get(SAMPLE_METADATA, {}).get("sample") == SAMPLE_RESULTS:
+            cell["outputs"] = outputs
+    return nb
+
+
+def notebook_markdown(notebook: str | Path, sample: Path | None = None) -> str:
+    """The page's Markdown for ``notebook`` (a path from the project's root): its cells, and under
+    its results cell the table of the committed run ``sample`` (`benchlib.site.notebook_sample.sample_run`)."""
     root = project_root()
     path = root / notebook
     if not path.is_file():
         _stop(f"error: {path} does not exist; the notebook page's block names a notebook under docs/.")
-    suite = requested_suite()
-    if suite == NOTEBOOK_SUITE and path.resolve() == _measuring_notebook().resolve():
-        executed = this_machine(suite).with_suffix(".ipynb")
-        if executed.is_file():
-            return notebook_to_markdown(read_notebook(executed), Path(notebook))
-    return notebook_to_markdown(read_notebook(path), Path(notebook))
+    nb = read_notebook(path)
+    if sample is not None:
+        nb = with_sample_output(nb, sample)
+    return notebook_to_markdown(nb, Path(notebook))
