@@ -79,14 +79,24 @@ def dated_text(fact: Any) -> str:
     return f"read on {day}" if getattr(fact, "read_on", False) else day
 
 
-def _source(fact: Sourced, today: date | None) -> Source:
+def cited(fact: Any, *, ages: bool = True, note: bool = True, today: date | None = None) -> Source:
+    """Where ``fact`` comes from (a spec figure, a price, a platform fact, a claim), as every page cites it.
+
+    Its status badge (unverified, conflicting) always; the stale badge only where the fact can age:
+    a chip's specification (``ages=False``) does not, prices, reported figures and advice do.
+    """
+    flags = [flag for flag in fact_flags(fact, today) if ages or flag.kind != "stale"]
     return Source(
         str(fact.source),
         dated_text(fact),
-        tuple(fact_flags(fact, today)),
-        fact.note,
-        tuple(str(url) for url in fact.see_also),
+        tuple(flags),
+        getattr(fact, "note", None) if note else None,
+        tuple(str(url) for url in getattr(fact, "see_also", ())),
     )
+
+
+def _source(fact: Sourced, today: date | None) -> Source:
+    return cited(fact, today=today)
 
 
 def _shown(fact: Fact, today: date | None) -> ShownFact:
@@ -567,15 +577,7 @@ def bf16_table(names: list[str]) -> str:
         fact = spec.bf16_supported
         if fact is None:
             raise ValueError(f"accelerator {name!r} has no bf16_supported entry in benchlib/data/gpus.yaml")
-        # A hardware specification does not age, so it carries no stale mark.
-        flags = (Flag("unverified", "unverified"),) if fact.status == "unverified" else ()
-        rows.append(
-            {
-                "name": spec.name,
-                "bf16": bool(fact.value),
-                "source": Source(str(fact.source), dated_text(fact), flags, fact.note),
-            }
-        )
+        rows.append({"name": spec.name, "bf16": bool(fact.value), "source": cited(fact, ages=False)})
     return render("bf16_table.html", rows=rows)
 
 
@@ -594,8 +596,7 @@ def sixteen_bit_ceiling(names: list[str]) -> str:
             {
                 "name": spec.name,
                 "facts": [
-                    ShownFact(value_text(float(f.value)), Source(str(f.source), dated_text(f), (), None))
-                    for f in (fp32, fp16)
+                    ShownFact(value_text(float(f.value)), cited(f, ages=False, note=False)) for f in (fp32, fp16)
                 ],
                 "ratio": f"{fp16.value / fp32.value:.0f}×",
             }
