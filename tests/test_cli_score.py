@@ -25,7 +25,7 @@ def test_help_lists_score():
 
 
 def test_score_of_the_committed_reference_is_100():
-    # What the issue asks for: `benchlib score results/reference/*.json` prints a score.
+    # What the issue asks for: `benchlib score` of the reference run (benchlib/data/reference/) prints a score.
     result = runner.invoke(app, ["score", str(reference_file())])
     assert result.exit_code == 0, result.output
     assert "100.0" in result.output and "reference" in result.output
