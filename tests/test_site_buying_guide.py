@@ -194,13 +194,19 @@ def test_price_performance_divides_reported_throughput_by_each_dated_price():
     assert price.as_of in html
 
 
-def test_bandwidth_chart_leaves_out_unverified_peaks_but_lists_them():
+def test_bandwidth_chart_draws_unverified_peaks_hollow_and_lists_them_with_their_badge():
     html = blocks.bandwidth_vs_compute()
     spec = chart_spec(html)
-    plotted = {d["GPU"] for d in spec["datasets"][next(iter(spec["datasets"]))]}
-    a10g = find_accelerator("A10G")
-    assert a10g.fp16_tensor_tflops.status == "unverified" and "A10G" not in plotted
-    assert "<td>A10G</td>" in html
+    plotted = {d["GPU"]: d for d in spec["datasets"][next(iter(spec["datasets"]))]}
+    # The cards the guide prices are on it, their derived tensor peaks drawn hollow.
+    for name in ("A10G", "GeForce RTX 4090", "GeForce RTX 5090"):
+        gpu = find_accelerator(name)
+        assert gpu.fp16_tensor_tflops.status == "unverified" and plotted[name]["unverified"], name
+        row = re.search(rf"<tr><td>{re.escape(name)}</td>(.*?)</tr>", html).group(1)
+        fp16_cell = re.findall(r"<td>(.*?)</td>", row)[1]
+        assert fp16_cell.startswith(f"{gpu.fp16_tensor_tflops.value:,.4g}<br>") and "fg-badge--unverified" in fp16_cell
+    assert not plotted["H100 SXM"]["unverified"]
+    assert "hollow point" in html
 
 
 def test_lambda_2020_names_exactly_the_gpus_that_fit_every_model():
@@ -334,7 +340,8 @@ def test_page_calls_only_existing_blocks_and_types_no_numbers():
     assert not re.search(r"\d", prose), re.findall(r".{20}\d.{20}", prose)
 
 
-def test_the_scatter_names_points_without_overlapping_names():
+@pytest.mark.parametrize("narrow", [False, True], ids=["wide", "phone"])
+def test_the_scatter_names_points_without_overlapping_names(narrow):
     from benchlib.site.buying_guide import BANDWIDTH_VS_COMPUTE as scatter
     from benchlib.site.charts import (
         LABEL_CHAR_PX,
@@ -342,33 +349,57 @@ def test_the_scatter_names_points_without_overlapping_names():
         LABEL_PLACES,
         SCATTER_HEIGHT,
         SCATTER_LAYOUT_WIDTH,
+        SCATTER_NARROW_WIDTH,
         label_places,
     )
 
     spec = chart_spec(blocks.bandwidth_vs_compute())
     rows = spec["datasets"][next(iter(spec["datasets"]))]
     frame = pd.DataFrame(rows)
-    places, domains = label_places(frame, scatter)
+    width = SCATTER_NARROW_WIDTH if narrow else SCATTER_LAYOUT_WIDTH
+    places, domains = label_places(frame, scatter, width)
+    # The chart draws the layout of its width: the one computed here.
+    column = "label_place_narrow" if narrow else "label_place"
+    assert [p if isinstance(p, str) else None for p in frame[column]] == places
     # The drawing uses the layout's own log domains, so the pixels checked here are the ones drawn.
     assert spec["layer"][0]["encoding"]["x"]["scale"]["domain"] == domains["x"]
     offsets = {place: (dx, dy, align) for place, dx, dy, align in LABEL_PLACES}
     span = lambda v, d, n: (np.log(v) - np.log(d[0])) / (np.log(d[1]) - np.log(d[0])) * n  # noqa: E731
-    xs = span(frame[scatter.x], domains["x"], SCATTER_LAYOUT_WIDTH)
+    xs = span(frame[scatter.x], domains["x"], width)
     ys = SCATTER_HEIGHT - span(frame[scatter.y], domains["y"], SCATTER_HEIGHT)
     boxes = []
     for x, y, name, place in zip(xs, ys, frame[scatter.label], places):
         if place is None:
-            # Unnamed only where another point sits within a label's height: a crowd, shown in the table.
-            assert ((np.hypot(xs - x, ys - y) < 2 * LABEL_LINE_PX).sum()) > 1, name
+            # Unnamed only where another point sits within two labels' height: a crowd, shown in the table.
+            assert ((np.hypot(xs - x, ys - y) < 4 * LABEL_LINE_PX).sum()) > 1, name
             continue
         dx, dy, align = offsets[place]
-        width = len(name) * LABEL_CHAR_PX
-        left = x + dx - {"left": 0, "right": width, "center": width / 2}[align]
-        boxes.append((left, y + dy - LABEL_LINE_PX / 2, left + width, y + dy + LABEL_LINE_PX / 2))
+        label_px = len(name) * LABEL_CHAR_PX
+        left = x + dx - {"left": 0, "right": label_px, "center": label_px / 2}[align]
+        boxes.append((left, y + dy - LABEL_LINE_PX / 2, left + label_px, y + dy + LABEL_LINE_PX / 2))
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
-    assert len(boxes) >= 0.75 * len(frame)
+    named = {name for name, place in zip(frame[scatter.label], places) if place}
+    # The cards the buying guide compares by price are named first, so they keep a name on a phone.
+    assert {"GeForce RTX 4090", "GeForce RTX 5090", "H100 SXM", "A100 80GB SXM"} <= named
+    assert len(boxes) >= (0.5 if narrow else 0.7) * len(frame)
+
+
+def test_the_scatters_axis_ticks_leave_room_for_their_labels_on_a_phone():
+    from benchlib.site.charts import SCATTER_NARROW_WIDTH
+
+    axis_char_px = 0.55 * 10  # Vega's axis labels: 10 px, a glyph about 0.55 em wide
+    spec = chart_spec(blocks.bandwidth_vs_compute())
+    x = spec["layer"][0]["encoding"]["x"]
+    ticks, (low, high) = x["axis"]["values"], x["scale"]["domain"]
+    assert ticks == sorted(ticks) and all(low <= t <= high for t in ticks) and len(ticks) >= 3
+    at = [np.log(t / low) / np.log(high / low) * SCATTER_NARROW_WIDTH for t in ticks]
+    # Neighbouring labels ("500", "1,000") keep the axis' separation between them, so Vega hides none.
+    widths = [len(f"{t:,.0f}") * axis_char_px for t in ticks]
+    for i in range(len(ticks) - 1):
+        gap = at[i + 1] - at[i] - (widths[i] + widths[i + 1]) / 2
+        assert gap > x["axis"]["labelSeparation"], (ticks[i], ticks[i + 1])
 
 
 def test_buy_a_card_lists_recent_cards_and_the_history_page_the_older_ones(monkeypatch):

@@ -30,7 +30,7 @@ def verdict(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv(freshness.BUILD_DATE_ENV, "2026-11-26")
     html = blocks.recommendations()
     items = re.findall(r"<li>(.*?)</li>", html, flags=re.S)
-    return {unescape(re.search(r"<strong>(.*?):</strong>", i).group(1)): i for i in items}
+    return {_text(re.search(r"<strong>(.*?):</strong>", i).group(1)): i for i in items}
 
 
 def _text(html: str) -> str:
@@ -50,7 +50,8 @@ def test_the_verdict_answers_the_four_uses_each_linked_to_where_it_is_answered(v
 
 def test_every_price_in_the_verdict_carries_its_source_and_date(verdict):
     for use, line in verdict.items():
-        prices = re.findall(r"\$[\d.]+(?:–[\d.]+)?/h", _text(line))
+        # A verdict's threshold ("up to $0.31/h", "above $0.31/h") is a price of no offer: it cites none.
+        prices = re.findall(r"(?<!up to )(?<!above )\$[\d.]+(?:–[\d.]+)?/h", _text(line))
         sources = re.findall(
             r'<span class="fg-source"><a href="https://[^"]+">[^<]+</a>, \d{4}(?:-\d\d){0,2}</span>', line
         )

@@ -7,6 +7,7 @@ prices), never written down, so the tests hold whatever the prices or prediction
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 from markupsafe import escape as html_escape
@@ -88,29 +89,64 @@ def test_the_answer_first_names_the_cheapest_served_gpu(table):
     assert llm_speed.usd_text(best["eager"]) in first
 
 
-def _bandwidth(gpu: str) -> float:
-    return find_gpu(gpu).peak_bandwidth_gbps()
+def _ends(gpu: str) -> tuple[float, float] | None:
+    """The cheapest listed price of ``gpu`` per device, at the low end and the top of its range."""
+    prices = find_gpu(gpu).hourly_prices()
+    if not prices:
+        return None
+    return prices[0].usd_per_hour, prices[0].usd_per_hour_max or prices[0].usd_per_hour
 
 
-def test_break_even_is_the_price_to_buy_over_the_cheapest_rent_of_the_same_or_nearest_card():
+def test_break_even_weighs_buying_and_its_electricity_against_renting_the_same_tokens(table):
+    """The card's tokens in H hours, rented at the cheapest price per token, cost its price to buy
+    plus H hours of its board power at the stated price per kWh."""
+    row = _row(table)
+    kwh = llm_speed.electricity().usd_per_kwh
+    # Renting a million LoRA tokens: the cheapest GPU with every price at its low end, and at its top.
+    per_million = [
+        (_per_million(low, rate), _per_million(top, rate))
+        for c in COLUMNS
+        if c.count == 1 and (ends := _ends(c.gpu)) is not None and (rate := row["training_tokens_per_s"]["lora"][c.key])
+        for low, top in [ends]
+    ]
+    rent_low, rent_top = min(p[0] for p in per_million), min(p[1] for p in per_million)
     rows = {r["gpu"]: r for r in llm_speed.break_even()}
-    buyable = {c.spec.name for c in COLUMNS if c.spec.launch_price_usd is not None}
-    assert set(rows) == buyable and len(rows) >= 3
-    rentable = {c.spec.name for c in COLUMNS if _cheapest(c.gpu) is not None}
-    for name, row in rows.items():
-        if name in rentable:
-            expected = name
-        else:  # nobody rents it: the rentable column GPU nearest in memory bandwidth
-            expected = min(rentable, key=lambda other: (abs(_bandwidth(other) - _bandwidth(name)), other))
-        assert row["rented"] == expected and row["same"] == (expected == name)
-        launch = find_gpu(name).launch_price_usd
-        assert row["hours"] == pytest.approx(launch.value / _cheapest(expected))
+    buyable = {
+        c.spec.name: c
+        for c in COLUMNS
+        if c.count == 1 and c.spec.launch_price_usd and c.spec.tdp_w and row["training_tokens_per_s"]["lora"][c.key]
+    }
+    assert set(rows) == set(buyable) and {"GeForce RTX 4090", "GeForce RTX 5090"} <= set(rows)
     html = llm_speed.break_even_table()
-    for name, row in rows.items():
+    for name, column in buyable.items():
+        spec, rate = column.spec, row["training_tokens_per_s"]["lora"][column.key]
+        watts = spec.tdp_w.value
+        power = watts / 1000 * kwh
+        million_per_hour = rate * 3600 / 1e6
+        shortest = spec.launch_price_usd.value / (million_per_hour * rent_top - power)
+        longest = spec.launch_price_usd.value / (million_per_hour * rent_low - power)
+        assert rows[name]["hours"] == pytest.approx((shortest, longest))
+        # After those hours the two ways cost the same: the check the table's reader can do.
+        for hours, rent in zip((shortest, longest), (rent_top, rent_low)):
+            bought = spec.launch_price_usd.value + hours * power
+            assert bought == pytest.approx(hours * million_per_hour * rent)
         tr = re.search(rf'<tr data-gpu="{re.escape(name)}">(.*?)</tr>', html, re.S).group(1)
-        assert f"${row['purchase']:,.0f}" in tr and f"{llm_speed.rate_text(row['hours'])} h" in tr
-        assert str(find_gpu(name).launch_price_usd.as_of) in tr
-    assert "Not counted: electricity" in html
+        hours_text = "–".join(dict.fromkeys(llm_speed.rate_text(h) for h in (shortest, longest)))
+        kwh_text = "–".join(dict.fromkeys(llm_speed.rate_text(h * watts / 1000) for h in (shortest, longest)))
+        assert f"{hours_text} h" in tr and f"{kwh_text} kWh" in tr and f"{watts:,.0f} W" in tr
+        assert f"${spec.launch_price_usd.value:,.0f}" in tr and str(spec.launch_price_usd.as_of) in tr
+    note = re.search(r'<p class="fg-note">(.*?)</p>', html, re.S).group(1)
+    fact = llm_speed.electricity()
+    assert f"${fact.usd_per_kwh:.2f} per kWh" in note and fact.source in note and str(fact.as_of) in note
+    assert "electricity" not in note.split("Not counted:")[1]
+
+
+def test_a_missing_electricity_price_names_the_file_and_what_it_needs(tmp_path, monkeypatch):
+    broken = tmp_path / "buying_advice.yaml"
+    broken.write_text("guides: []\n", encoding="utf-8")
+    monkeypatch.setattr(llm_speed, "ELECTRICITY_FILE", broken)
+    with pytest.raises(ValueError, match=r"buying_advice.yaml: 'electricity' needs usd_per_kwh"):
+        llm_speed.electricity()
 
 
 def test_llm_price_performance_charts_tokens_per_dollar_with_a_fallback_and_its_data():
@@ -151,3 +187,52 @@ def test_the_methodology_section_shows_each_engines_constants_and_held_out_error
     for name, host in HOSTS.items():  # the hosts an eager engine's launch cost comes from
         tr = re.search(rf'<tr data-host="{name}">(.*?)</tr>', html).group(1)
         assert f"{host.launch_s * 1e6:g} µs" in tr and html_escape(host.basis) in tr
+
+
+def test_a_price_range_gives_a_cost_range_in_every_cell(table):
+    html = llm_speed.cost_table()
+    ranged = [c for c in llm_speed.costs() if c["price"].usd_per_hour_max]
+    assert ranged  # the RTX 4090's spot range, at least
+    for cost in ranged:
+        price = cost["price"]
+        tr = re.search(rf'<tr data-gpu="{cost["column"]["key"]}">(.*?)</tr>', html, re.S).group(1)
+        for low in (cost["served"], cost["eager"], cost["training"]["qlora"]["usd"], cost["training"]["lora"]["usd"]):
+            if low is not None:
+                top = low * price.usd_per_hour_max / price.usd_per_hour
+                assert f">{llm_speed.usd_range_text(low, top)}" in tr and "–" in llm_speed.usd_range_text(low, top)
+
+
+def test_the_rtx_5090_is_in_every_cost_table_the_tokens_per_dollar_chart_and_the_rent_table():
+    from benchlib.site import buying_guide
+
+    label = next(c.label for c in COLUMNS if c.key == "rtx-5090")
+    price = find_gpu("RTX 5090").hourly_prices()[0]
+    cost = llm_speed.cost_table()
+    assert '<tr data-gpu="rtx-5090">' in cost and f"${price.usd_per_hour:.2f}" in cost
+    served_head = re.search(r'<table data-table="llm-served-cost">\s*<thead>(.*?)</thead>', cost, re.S).group(1)
+    assert label in served_head
+    chart = llm_speed.llm_price_performance()
+    assert f"<tr><td>{label}</td>" in chart and f'"subject":"{label}"' in unescape(chart)
+    assert "<td>GeForce RTX 5090</td>" in buying_guide.rent_table()
+    assert "GeForce RTX 5090" in {r["gpu"] for r in llm_speed.break_even()}
+
+
+def test_every_model_served_has_a_batch_above_one_cost_on_each_rentable_gpu(table):
+    html = llm_speed.cost_table()
+    part = re.search(r'<table data-table="llm-served-cost">(.*?)</table>', html, re.S).group(1)
+    rentable = [c for c in COLUMNS if c.count == 1 and _cheapest(c.gpu) is not None]
+    served_models = [r for r in table["rows"] if any(r["serving"][c.key] for c in rentable)]
+    assert len(served_models) > 10  # every shipped model that fits a rentable GPU, not only the 8B one
+    for row in served_models:
+        tr = re.search(rf'<tr data-model="{re.escape(row["model"])}">(.*?)</tr>', part, re.S).group(1)
+        cells = re.findall(r"<td([^>]*)>(.*?)</td>", tr)
+        assert len(cells) == len(rentable)
+        for column, (attrs, text) in zip(rentable, cells):
+            serving = row["serving"][column.key]
+            if serving is None:
+                assert text == "✗"
+                continue
+            usd = _per_million(_cheapest(column.gpu), serving["tokens_per_s"])
+            assert float(re.search(r'data-usd="([^"]+)"', attrs).group(1)) == pytest.approx(usd, rel=1e-3)
+            assert text.startswith(llm_speed.usd_text(usd)) and f"batch {serving['batch']}" in text
+            assert serving["batch"] > 1 or serving["max_concurrency"] <= 1

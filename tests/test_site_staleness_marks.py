@@ -85,9 +85,14 @@ EXEMPT = {
 }
 
 
+# A table cell of hardware specifications (a card's board power beside the prices it is weighed
+# against): fixed at launch, so never marked.
+SPEC_CELL = re.compile(r"<td data-spec>.*?</td>", re.S)
+
+
 def dated_figures(html: str) -> list[tuple[str, bool]]:
-    """Each dated figure in ``html`` as (its date, whether the stale badge follows it)."""
-    text = BADGE.sub(lambda m: f"[{m.group(1)}]", html)
+    """Each dated figure in ``html`` as (its date, whether the stale badge follows it), outside spec cells."""
+    text = BADGE.sub(lambda m: f"[{m.group(1)}]", SPEC_CELL.sub("", html))
     return [(m.group(1), "[stale]" in m.group(2)) for pattern in DATED for m in pattern.finditer(text)]
 
 
@@ -258,3 +263,7 @@ def test_hardware_specs_show_their_dates_without_the_mark(monkeypatch: pytest.Mo
     dates = dated_figures(html)
     assert any(freshness.is_stale(as_of, LATEST) for as_of, _ in dates)
     assert not any(marked for _, marked in dates)
+    # The break-even's board power is such a spec, in a cell of its own among dated prices.
+    cells = SPEC_CELL.findall(llm_cost.break_even_table())
+    assert cells and all("</a>, " in c for c in cells)  # each with its source and date
+    assert not any("fg-badge--stale" in c for c in cells)

@@ -38,9 +38,9 @@ from benchlib.site import speed_check as speed
 from benchlib.site.charts import Scatter, chart_spec, plotted_rows, scatter_spec, value_text
 from benchlib.site.data import REPORTED, SiteData, plot_rows, site_data
 from benchlib.site.figures import figure_context
-from benchlib.site.llm_speed import COST_MODEL, cheapest_price, costs, rate_text, usd_text
+from benchlib.site.llm_speed import COST_MODEL, Cheapest, cheapest, cheapest_price, costs, options, rate_text, usd_text
 from benchlib.site.llm_speed import TABLE as LLM_TABLE
-from benchlib.site.platform_pages import Source, dated_text, fact_flags
+from benchlib.site.platform_pages import cited, fact_flags
 from benchlib.site.render import page_link, render
 from benchlib.site.sources import read_table, table_error
 from benchlib.workloads import (
@@ -80,6 +80,9 @@ BANDWIDTH_VS_COMPUTE = Scatter(
     y_title="memory bandwidth GB/s (log scale)",
     label="GPU",
     details=("FLOPs per byte",),
+    hollow="unverified",
+    filled_title="verified peaks",
+    hollow_title="a peak unverified",
 )
 
 
@@ -135,15 +138,17 @@ def gpu_frame() -> pd.DataFrame:
     """One row per GPU in the specs, indexed by name: every figure of it the blocks show.
 
     The one place these are prepared: usable memory as `benchlib fit` counts it, the cloud prices
-    per GPU (cheapest first), launch and street prices, and the fp16 and bandwidth peaks with the
-    FLOPs per byte they imply (verified or conflicting peaks only; an unverified one gives none).
+    per GPU (cheapest first), launch and street prices, and the fp16 and bandwidth peaks per device
+    with the FLOPs per byte they imply, and whether either peak is unverified (``verified``: both are
+    verified or conflicting, the figures predictions take).
     """
     memory = _predictions_table()["memory"]
     rows = []
     for spec in load_accelerators():
         if spec.kind != "gpu":
             continue
-        bandwidth, tflops = spec.peak_bandwidth_gbps(), spec.peak_tflops("fp16")
+        fp16 = spec.fp16_tensor_tflops or spec.fp16_tflops
+        bandwidth, tflops = _per_device(spec, spec.bandwidth_gbps), _per_device(spec, fp16)
         rows.append(
             {
                 "gpu": spec.name,
@@ -152,13 +157,23 @@ def gpu_frame() -> pd.DataFrame:
                 "launch_price": spec.launch_price_usd,
                 "purchase_prices": spec.purchase_prices_usd,
                 "bandwidth": spec.bandwidth_gbps,
-                "fp16": spec.fp16_tensor_tflops or spec.fp16_tflops,
+                "fp16": fp16,
                 "peak_bandwidth_gbps": bandwidth,
                 "peak_fp16_tflops": tflops,
+                "verified": spec.peak_bandwidth_gbps() is not None and spec.peak_tflops("fp16") is not None,
                 "flops_per_byte": tflops * 1e12 / (bandwidth * 1e9) if bandwidth and tflops else None,
             }
         )
     return pd.DataFrame(rows).set_index("gpu", drop=False)
+
+
+def _per_device(spec: Any, figure: Any) -> float | None:
+    """A spec figure per device (a board of several counts each), verified or not: the chart draws
+    an unverified one hollow, and its table cell carries the badge."""
+    if figure is None:
+        return None
+    units = spec.devices_per_unit
+    return figure.value / units.value if units is not None else figure.value
 
 
 def _price_text(price: Any) -> str:
@@ -166,25 +181,9 @@ def _price_text(price: Any) -> str:
     return f"${price.usd_per_hour:.2f}{top}/h"
 
 
-def _cited(fact: Any, *, ages: bool = True, note: bool = True) -> Source:
-    """Where ``fact`` comes from (a spec figure, a price, a platform fact or a claim), as the pages cite it.
-
-    Its status badge always; the stale badge only where the fact can age: a chip's specification
-    (``ages=False``) does not, prices, reported figures and advice do.
-    """
-    flags = [flag for flag in fact_flags(fact) if ages or flag.kind != "stale"]
-    return Source(
-        str(fact.source),
-        dated_text(fact),
-        tuple(flags),
-        getattr(fact, "note", None) if note else None,
-        tuple(str(url) for url in getattr(fact, "see_also", ())),
-    )
-
-
 def _sourced(text: str, fact: Any, *, ages: bool = True, note: bool = True) -> dict[str, Any]:
     """A table cell: ``text`` over the source line of ``fact``."""
-    return {"text": text, "source": _cited(fact, ages=ages, note=note)}
+    return {"text": text, "source": cited(fact, ages=ages, note=note)}
 
 
 # ----------------------------------------------------------------------------- what fits
@@ -220,7 +219,7 @@ def what_fits(frame: pd.DataFrame | None = None) -> str:
             "usable": format_bytes(devices[0].usable_bytes),
             "estimated": devices[0].status == "estimated",
             "rule": devices[0].basis.removeprefix("rule: "),
-            "source": _cited(devices[0], ages=False) if devices[0].source else None,
+            "source": cited(devices[0], ages=False) if devices[0].source else None,
             "cells": [_matrix_cell(index, devices[0].name, model["name"]) for model in models],
         }
         for devices in groups.values()
@@ -556,12 +555,19 @@ def bandwidth_vs_compute() -> str:
         for g in gpus.to_dict("records")
     ]
     points = gpus[gpus["flops_per_byte"].notna()]
+    # Labels go first to the cards the guide prices (Can I run it?'s columns), then to verified peaks.
+    priced = [find_gpu(c["gpu"]).name for c in read_table(LLM_TABLE)["columns"]]
+    order = sorted(
+        range(len(points)), key=lambda i: (points["gpu"].iloc[i] not in priced, not points["verified"].iloc[i])
+    )
+    points = points.iloc[order]
     plotted = pd.DataFrame(
         {
             "GPU": points["gpu"],
             "fp16 TFLOPS": points["peak_fp16_tflops"],
             "GB/s": points["peak_bandwidth_gbps"],
             "FLOPs per byte": points["flops_per_byte"].round(),
+            "unverified": ~points["verified"].astype(bool),
         }
     )
     scatter = BANDWIDTH_VS_COMPUTE
@@ -585,20 +591,37 @@ CAN_I_RUN_IT = "gpus/can-i-run-it.md"
 TUNING_MODES = (("qlora", "QLoRA"), ("lora", "LoRA"))
 
 
+def _claim(verdict: Cheapest) -> dict[str, Any]:
+    """A verdict as the template words it: the GPU, its price and cost where it wins, and what is
+    cheaper above the price where it stops winning."""
+    then = verdict.then
+    return {
+        "gpu": verdict.winner.item["column"]["label"],
+        "price": verdict.winner.price,
+        "usd": verdict.cost_text,
+        "up_to": verdict.up_to_text,
+        "then": None
+        if then is None
+        else {"gpu": then.item["column"]["label"], "price": then.price, "usd": usd_text(then.cost)},
+    }
+
+
 def _cheapest_tuning(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per GPU that trains the verdict model cheapest in some mode: its price and $ per million tokens
-    in each mode it wins (one GPU usually wins both)."""
-    winners: dict[str, dict[str, Any]] = {}
+    """Per GPU that trains the verdict model cheapest in some mode over the whole range of every
+    price: its price and $ per million tokens in each mode it wins (one GPU usually wins both); a
+    mode whose verdict depends on the price gets a line of its own, saying up to which price."""
+    winners: list[dict[str, Any]] = []
     for mode, name in TUNING_MODES:
-        trained = [c for c in found if c["training"][mode]["usd"] is not None]
-        if not trained:
+        verdict = cheapest(options(found, lambda c, mode=mode: c["training"][mode]["usd"]))
+        if verdict is None:
             continue
-        best = min(trained, key=lambda c: c["training"][mode]["usd"])
-        entry = winners.setdefault(
-            best["column"]["label"], {"gpu": best["column"]["label"], "price": best["price"], "modes": []}
-        )
-        entry["modes"].append({"mode": name, "usd": usd_text(best["training"][mode]["usd"])})
-    return list(winners.values())
+        claim = _claim(verdict)
+        shared = next((w for w in winners if w["gpu"] == claim["gpu"] and not w["up_to"]), None)
+        if shared is not None and not claim["up_to"]:
+            shared["modes"].append({"mode": name, "usd": claim["usd"]})
+        else:
+            winners.append({**claim, "modes": [{"mode": name, "usd": claim["usd"]}]})
+    return winners
 
 
 def recommendations() -> str:
@@ -619,15 +642,16 @@ def recommendations() -> str:
     ]
     # A free offer whose price may be out of date stays in the Start free table, not in the verdict.
     free = [
-        {"name": name, "price": _cited(price, note=False)}
+        {"name": name, "price": cited(price, note=False)}
         for name, price in prices
         if not any(flag.kind == "stale" for flag in fact_flags(price))
     ]
-    served = min((c for c in found if c["served"] is not None), key=lambda c: c["served"], default=None)
+    served = cheapest(options(found, lambda c: c["served"]))
     rates = [(row["training_tokens_per_s"]["lora"][c["key"]], c) for c in singles]
     rate, fastest = max(((r, c) for r, c in rates if r is not None), key=lambda rc: rc[0])
     fastest_price = cheapest_price(find_gpu(fastest["gpu"]))
-    rent_first = min(found, key=lambda c: c["price"].usd_per_hour, default=None)
+    # The cheapest GPU to rent by the hour: the price is the cost.
+    rent_first = cheapest(options(found, lambda c: c["price"].usd_per_hour))
     return render(
         "buying_verdict.html",
         model=row["title"],
@@ -635,12 +659,8 @@ def recommendations() -> str:
         free_gpu=free_column["label"],
         free_qlora=row["cells"]["qlora"][free_column["key"]],
         tuning=_cheapest_tuning(found),
-        served=(
-            {"gpu": served["column"]["label"], "usd": usd_text(served["served"]), "price": served["price"]}
-            if served
-            else None
-        ),
-        rent_first=({"gpu": rent_first["column"]["label"], "price": rent_first["price"]} if rent_first else None),
+        served=_claim(served) if served else None,
+        rent_first=_claim(rent_first) if rent_first else None,
         fastest={
             "gpu": fastest["label"],
             "rate": rate_text(rate),
@@ -829,7 +849,7 @@ def advice_history() -> str:
         {
             "id": g["id"],
             "title": g["title"],
-            "claims": [{"value": c["value"], "source": _cited(SimpleNamespace(**c))} for c in g["claims"]],
+            "claims": [{"value": c["value"], "source": cited(SimpleNamespace(**c))} for c in g["claims"]],
         }
         for g in guides
     ]

@@ -195,6 +195,14 @@ SCATTER_HEIGHT = 360
 # The plot's width that labels are laid out for: the static fallback's (figures.STATIC_WIDTH); a
 # wider page only spreads the points further apart.
 SCATTER_LAYOUT_WIDTH = 640
+# A phone's: a 390 px page leaves about 300 px beside the y axis. Below `SCATTER_NARROW_BELOW` px the
+# chart draws the labels laid out for this width, fewer of them, so that none overlap there either.
+SCATTER_NARROW_WIDTH = 300
+SCATTER_NARROW_BELOW = 480
+# Log-axis ticks at 1, 2 and 5 times a power of ten: Vega's own pick crowds a narrow axis ("30 4050").
+LOG_TICK_STEPS = (1, 2, 5)
+# Vega's first category colour, which the filled points have without a colour encoding.
+SCATTER_COLOUR = "#4c78a8"
 LABEL_FONT_SIZE = 9
 # A label's box for the overlap check: an average glyph of the chart's sans-serif font is about
 # 0.55 em wide, and its ascender to descender about 1.1 em tall.
@@ -226,10 +234,25 @@ def _log_pixels(values: pd.Series, length: float, flip: bool) -> tuple[pd.Series
     return (1 - share if flip else share) * length, [low, high]
 
 
-def label_places(rows: pd.DataFrame, scatter: Scatter) -> tuple[list[str | None], dict[str, list[float]]]:
+def log_ticks(domain: list[float]) -> list[float]:
+    """The tick values of a log axis over ``domain``: 1, 2 and 5 times each power of ten inside it."""
+    import math
+
+    low, high = domain
+    return [
+        step * 10.0**power
+        for power in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+        for step in LOG_TICK_STEPS
+        if low <= step * 10.0**power <= high
+    ]
+
+
+def label_places(
+    rows: pd.DataFrame, scatter: Scatter, width: float = SCATTER_LAYOUT_WIDTH
+) -> tuple[list[str | None], dict[str, list[float]]]:
     """Each point's label place (None: not drawn), so that no two labels and no label and point
-    overlap at `SCATTER_LAYOUT_WIDTH`; and the log axes' domains the layout assumed."""
-    xs, x_domain = _log_pixels(rows[scatter.x], SCATTER_LAYOUT_WIDTH, flip=False)
+    overlap on a plot ``width`` px wide, earlier rows first; and the log axes' domains the layout assumed."""
+    xs, x_domain = _log_pixels(rows[scatter.x], width, flip=False)
     ys, y_domain = _log_pixels(rows[scatter.y], SCATTER_HEIGHT, flip=True)
     points = [
         (x - POINT_RADIUS_PX, y - POINT_RADIUS_PX, x + POINT_RADIUS_PX, y + POINT_RADIUS_PX) for x, y in zip(xs, ys)
@@ -237,12 +260,12 @@ def label_places(rows: pd.DataFrame, scatter: Scatter) -> tuple[list[str | None]
     taken: list[tuple[float, float, float, float]] = list(points)
     places: list[str | None] = []
     for (x, y), name in zip(zip(xs, ys), rows[scatter.label].astype(str)):
-        width = len(name) * LABEL_CHAR_PX
+        label_px = len(name) * LABEL_CHAR_PX
         chosen = None
         for place, dx, dy, align in LABEL_PLACES:
-            left = x + dx - {"left": 0, "right": width, "center": width / 2}[align]
-            box = (left, y + dy - LABEL_LINE_PX / 2, left + width, y + dy + LABEL_LINE_PX / 2)
-            inside = 0 <= box[0] and box[2] <= SCATTER_LAYOUT_WIDTH and 0 <= box[1] and box[3] <= SCATTER_HEIGHT
+            left = x + dx - {"left": 0, "right": label_px, "center": label_px / 2}[align]
+            box = (left, y + dy - LABEL_LINE_PX / 2, left + label_px, y + dy + LABEL_LINE_PX / 2)
+            inside = 0 <= box[0] and box[2] <= width and 0 <= box[1] and box[3] <= SCATTER_HEIGHT
             own = (x - POINT_RADIUS_PX, y - POINT_RADIUS_PX, x + POINT_RADIUS_PX, y + POINT_RADIUS_PX)
             if inside and not any(_overlap(box, other) for other in taken if other != own):
                 chosen = place
@@ -260,7 +283,10 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
 class Scatter:
     """A chart of points: column ``x`` against column ``y``, each point named by column ``label``.
 
-    ``details`` are more columns the tooltip shows; ``log`` puts both axes on a log scale.
+    ``details`` are more columns the tooltip shows; ``log`` puts both axes on a log scale; a row
+    whose ``hollow`` column is true is drawn as a hollow circle, named in the legend by
+    ``hollow_title`` (an unverified figure), the others by ``filled_title``. Labels go to the rows
+    in their order: put first the points that most need a name.
     """
 
     title: str
@@ -272,6 +298,9 @@ class Scatter:
     label: str
     details: tuple[str, ...] = ()
     log: bool = True
+    hollow: str | None = None
+    filled_title: str = ""
+    hollow_title: str = ""
 
 
 def scatter_chart(rows: pd.DataFrame, scatter: Scatter, *, width: int | str = "container") -> alt.LayerChart:
@@ -280,32 +309,57 @@ def scatter_chart(rows: pd.DataFrame, scatter: Scatter, *, width: int | str = "c
 
     if rows.empty:
         raise ValueError(f"nothing to chart for {scatter.title!r}")
-    data = rows[[scatter.label, scatter.x, scatter.y, *scatter.details]].reset_index(drop=True)
+    hollow = [scatter.hollow] if scatter.hollow else []
+    data = rows[[scatter.label, scatter.x, scatter.y, *scatter.details, *hollow]].reset_index(drop=True)
     if scatter.log:
         places, domains = label_places(data, scatter)
+        narrow, _ = label_places(data, scatter, SCATTER_NARROW_WIDTH)
         x_scale = alt.Scale(type="log", domain=domains["x"], nice=False)
         y_scale = alt.Scale(type="log", domain=domains["y"], nice=False)
+        x_axis = alt.Axis(values=log_ticks(domains["x"]), labelOverlap="greedy", labelSeparation=4)
+        y_axis = alt.Axis(values=log_ticks(domains["y"]), labelOverlap="greedy")
     else:
-        places = ["right"] * len(data)
+        places = narrow = ["right"] * len(data)
         x_scale = y_scale = alt.Scale(zero=False)
-    data = data.assign(label_place=places)
-    base = alt.Chart(data).encode(
-        x=alt.X(f"{scatter.x}:Q", scale=x_scale, title=scatter.x_title),
-        y=alt.Y(f"{scatter.y}:Q", scale=y_scale, title=scatter.y_title),
-        tooltip=[
-            alt.Tooltip(f"{scatter.label}:N"),
-            *(alt.Tooltip(f"{c}:Q", format=",.4~r") for c in (scatter.x, scatter.y, *scatter.details)),
-        ],
+        x_axis = y_axis = alt.Axis(labelOverlap=True)
+    kind = (
+        [scatter.hollow_title if h else scatter.filled_title for h in data[scatter.hollow]] if scatter.hollow else None
     )
+    data = data.assign(label_place=places, label_place_narrow=narrow, **({"figure": kind} if kind else {}))
+    tooltip = [
+        alt.Tooltip(f"{scatter.label}:N"),
+        *(alt.Tooltip(f"{c}:Q", format=",.4~r") for c in (scatter.x, scatter.y, *scatter.details)),
+    ]
+    if kind:
+        tooltip.append(alt.Tooltip("figure:N"))
+    base = alt.Chart(data).encode(
+        x=alt.X(f"{scatter.x}:Q", scale=x_scale, title=scatter.x_title, axis=x_axis),
+        y=alt.Y(f"{scatter.y}:Q", scale=y_scale, title=scatter.y_title, axis=y_axis),
+        tooltip=tooltip,
+    )
+    # The narrow layout where the plot is narrow (a phone); the static SVG has its fixed, wide width.
+    place = f"(width < {SCATTER_NARROW_BELOW} ? datum.label_place_narrow : datum.label_place)"
     labels = [
-        base.transform_filter(alt.datum.label_place == place)
+        base.transform_filter(f"{place} === '{name}'")
         .mark_text(align=align, dx=dx, dy=dy, fontSize=LABEL_FONT_SIZE)
         .encode(text=f"{scatter.label}:N")
-        for place, dx, dy, align in LABEL_PLACES
-        if place in places
+        for name, dx, dy, align in LABEL_PLACES
+        if name in places or name in narrow
     ]
+    if kind:
+        titles = [scatter.filled_title, scatter.hollow_title]
+        points = base.mark_point(size=60, shape="circle", strokeWidth=1.5, color=SCATTER_COLOUR).encode(
+            fill=alt.Fill(
+                "figure:N",
+                sort=titles,
+                scale=alt.Scale(domain=titles, range=[SCATTER_COLOUR, "transparent"]),
+                legend=alt.Legend(title=None, orient="top"),
+            ),
+        )
+    else:
+        points = base.mark_circle(size=60)
     return (
-        alt.layer(base.mark_circle(size=60), *labels)
+        alt.layer(points, *labels)
         .properties(
             width=width,
             height=SCATTER_HEIGHT,

@@ -9,9 +9,15 @@ file, so a new price changes the pages without recomputing any prediction.
 * **$ per million generated tokens**: a served engine (vLLM) decoding as many sequences at once as
   fit (capped, as the table states), and ``model.generate()`` at batch 1.
 * **$ per million training tokens**: QLoRA and LoRA at the largest batch that fits.
-* **Break-even hours**: a card's dated purchase price over the hourly price of renting the same
-  card, or, where nobody rents it, the rentable GPU nearest in memory bandwidth (what sets decode
-  speed). Electricity and the rest of the computer are not counted.
+
+A price quoted as a range gives a cost range, and a verdict ("cheapest per token") holds over the
+whole range of every price it quotes, or says up to which price it holds and what is cheaper above
+(`cheapest`).
+
+* **Break-even hours**: the hours of use after which a card's dated purchase price and its
+  electricity (board power at a dated price per kWh, ``benchlib/data/buying_advice.yaml``) cost
+  less than renting the same work: the tokens the card fine-tunes in those hours, rented at the
+  cheapest price per token. The rest of the computer and the card's resale value are not counted.
 """
 
 from __future__ import annotations
@@ -19,13 +25,17 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
+
+import yaml
 
 from benchlib.catalog.gpus import AcceleratorSpec, find_gpu
 from benchlib.catalog.language_models import shipped_models
 from benchlib.catalog.published_llm_speeds import published_rows
+from benchlib.core.package_data import data_file
 from benchlib.derive import compared
-from benchlib.site.platform_pages import Source, fact_flags
+from benchlib.site.platform_pages import Source, cited
 from benchlib.site.render import page_link, render
 from benchlib.site.sources import read_table
 
@@ -38,6 +48,12 @@ COST_MODEL = "llama-3.1-8b"
 NOT_CHECKED = "not yet checked against a published measurement"
 # The two bars of the LLM price-performance chart.
 GENERATED, TRAINED = "generated (vLLM)", "QLoRA training"
+# The work a bought card is weighed against renting by: LoRA fine-tuning of `COST_MODEL`, the task
+# most readers buy a card for (Can I run it?'s tab), in tokens.
+BREAK_EVEN_TASK = "lora"
+# The tick on a bar whose price is a range: the figure at the range's top.
+TOP_OF_RANGE = "top of price range"
+ELECTRICITY_FILE = data_file("buying_advice.yaml")
 KIND_TEXT = {"decode": "decode", "prefill": "prefill", "training": "fine-tuning"}
 
 
@@ -80,6 +96,16 @@ def usd_text(usd: float) -> str:
     return f"${usd:.{decimals}f}"
 
 
+def usd_range_text(low: float, high: float) -> str:
+    """``$0.029–0.059``: a cost at both ends of a price range, or one figure where both read the same."""
+    low_text, high_text = usd_text(low), usd_text(high)
+    return low_text if low_text == high_text else f"{low_text}–{high_text.removeprefix('$')}"
+
+
+def hourly_text(usd_per_hour: float) -> str:
+    return f"${usd_per_hour:.2f}/h"
+
+
 # ----------------------------------------------------------------------------- measured error
 
 
@@ -112,46 +138,126 @@ def method_link(here: str) -> str:
 
 @dataclass(frozen=True)
 class Price:
-    """The cheapest dated hourly price of one GPU, as the pages cite it."""
+    """The cheapest dated hourly price of one GPU, as the pages cite it: one price or a range."""
 
     gpu: str
     usd_per_hour: float
     provider: str
     text: str
     source: Source
+    usd_per_hour_max: float | None = None
 
+    @property
+    def top(self) -> float:
+        """The top of the range; the one price where there is no range."""
+        return self.usd_per_hour_max or self.usd_per_hour
 
-def _cited(fact: Any) -> Source:
-    return Source(str(fact.source), str(fact.as_of), tuple(fact_flags(fact)), None, ())
+    @property
+    def low_text(self) -> str:
+        return hourly_text(self.usd_per_hour)
 
 
 def cheapest_price(spec: AcceleratorSpec) -> Price | None:
-    """The cheapest listed hourly price of ``spec`` (a range counts at its low end), or None."""
+    """The cheapest listed hourly price of ``spec`` (ranges ordered by their low end), or None."""
     prices = spec.hourly_prices()
     if not prices:
         return None
     p = prices[0]
     top = f"–{p.usd_per_hour_max:.2f}" if p.usd_per_hour_max else ""
-    return Price(spec.name, p.usd_per_hour, p.provider, f"${p.usd_per_hour:.2f}{top}/h", _cited(p))
+    return Price(
+        spec.name, p.usd_per_hour, p.provider, f"${p.usd_per_hour:.2f}{top}/h", cited(p, note=False), p.usd_per_hour_max
+    )
+
+
+@dataclass(frozen=True)
+class Option:
+    """Something to rent at ``price``, costing ``cost`` (per token, or per hour) at the price's low end;
+    the cost scales with the price."""
+
+    item: Any
+    price: Price
+    cost: float
+
+    def cost_at(self, usd_per_hour: float) -> float:
+        return self.cost * usd_per_hour / self.price.usd_per_hour
+
+    @property
+    def top_cost(self) -> float:
+        return self.cost_at(self.price.top)
+
+
+@dataclass(frozen=True)
+class Cheapest:
+    """The cheapest of some options over every price each one quotes (both ends of a range).
+
+    ``winner`` is cheapest at every price up to ``up_to`` (its range's top where it wins across the
+    whole range, and then ``up_to`` and ``then`` are None); above ``up_to``, ``then`` at its lowest
+    price costs less.
+    """
+
+    winner: Option
+    up_to: float | None = None
+    then: Option | None = None
+
+    @property
+    def holds_to(self) -> float:
+        """The winner's highest price at which the verdict holds."""
+        return self.winner.price.top if self.up_to is None else self.up_to
+
+    @property
+    def cost_text(self) -> str:
+        """The winner's cost over the prices where it wins."""
+        return usd_range_text(self.winner.cost, self.winner.cost_at(self.holds_to))
+
+    @property
+    def up_to_text(self) -> str | None:
+        return None if self.up_to is None else hourly_text(self.up_to)
+
+
+def cheapest(options: list[Option]) -> Cheapest | None:
+    """The option that costs least across the whole range of every price, or up to which of its
+    prices it does and what costs less above: the verdict the pages print for ``options``."""
+    if not options:
+        return None
+    winner = min(options, key=lambda o: o.cost)
+    rest = [o for o in options if o is not winner]
+    runner_up = min(rest, key=lambda o: o.cost, default=None)
+    # Every other option at its lowest price is the worst case for the winner at its highest.
+    if runner_up is None or winner.top_cost <= runner_up.cost:
+        return Cheapest(winner)
+    # The winner's price where its cost meets the runner-up's lowest, rounded down to the cent so
+    # the verdict still holds at the price it prints.
+    even = runner_up.cost / winner.cost * winner.price.usd_per_hour
+    up_to = max(math.floor(even * 100 + 1e-9) / 100, winner.price.usd_per_hour)
+    return Cheapest(winner, up_to, runner_up)
 
 
 def _row(model: str) -> dict[str, Any]:
     return next(r for r in _table()["rows"] if r["model"] == model)
 
 
+def _rentable() -> list[dict[str, Any]]:
+    """The single-GPU columns with a price, each with its cheapest price."""
+    out = []
+    for column in _table()["columns"]:
+        if column["count"] > 1:
+            continue  # a pair of T4s is rented as two T4s: the T4's row says it
+        price = cheapest_price(find_gpu(column["gpu"]))
+        if price is not None:
+            out.append({"column": column, "price": price})
+    return out
+
+
 def costs(model: str = COST_MODEL) -> list[dict[str, Any]]:
-    """Per single-GPU column with a price: the price and $ per million tokens generated and trained.
+    """Per single-GPU column with a price: the price and $ per million tokens generated and trained,
+    at the price's low end (`Price.top` over `Price.usd_per_hour` scales them to its top).
 
     Each figure is None where the model doesn't fit (or the engine doesn't run there).
     """
     table, row = _table(), _row(model)
     out = []
-    for column in table["columns"]:
-        if column["count"] > 1:
-            continue  # a pair of T4s is rented as two T4s: the T4's row says it
-        price = cheapest_price(find_gpu(column["gpu"]))
-        if price is None:
-            continue
+    for rentable in _rentable():
+        column, price = rentable["column"], rentable["price"]
         key = column["key"]
         served = row["serving"][key]
         eager = row["decode_tokens_per_s"][table["speed"]["eager"]][key]
@@ -178,42 +284,58 @@ def costs(model: str = COST_MODEL) -> list[dict[str, Any]]:
     return out
 
 
-def _money(value: float | None) -> str:
-    return usd_text(value) if value is not None else "✗"
+def options(found: list[dict[str, Any]], figure: Any) -> list[Option]:
+    """The GPUs of `costs` output where ``figure(cost)`` (a $ per million tokens) is predicted, as options to rent."""
+    return [Option(c, c["price"], figure(c)) for c in found if figure(c) is not None]
+
+
+def _money(value: float | None, price: Price) -> str:
+    """A cost over the whole range of ``price``, or ✗ where there is none."""
+    return usd_range_text(value, value * price.top / price.usd_per_hour) if value is not None else "✗"
+
+
+def _cost_cell(name: str, value: float | None, price: Price, batch: int | None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "text": _money(value, price),
+        "value": value,
+        "top": None if value is None else value * price.top / price.usd_per_hour,
+        "note": f"batch {batch}" if value is not None and batch else "",
+    }
+
+
+def cheapest_served(found: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The verdict on serving: the GPU that generates cheapest with a served engine over every quoted
+    price, what ``model.generate()`` costs on it at the same prices, and what is cheaper above."""
+    verdict = cheapest(options([c for c in found if c["eager"] is not None], lambda c: c["served"]))
+    if verdict is None:
+        return None
+    best, then = verdict.winner.item, verdict.then
+    return {
+        "verdict": verdict,
+        "gpu": best["column"]["label"],
+        "served": verdict.cost_text,
+        "eager": usd_range_text(best["eager"], best["eager"] * verdict.holds_to / best["price"].usd_per_hour),
+        "then": None if then is None else {"gpu": then.item["column"]["label"], "served": usd_text(then.cost)},
+    }
 
 
 def cost_table(model: str = COST_MODEL, here: str = "gpus/can-i-run-it.md") -> str:
-    """The compact cost table: per GPU, the cheapest dated price and $ per million tokens."""
+    """The compact cost table: per GPU, the cheapest dated price and $ per million tokens; then what
+    serving costs for every model."""
     table = _table()
     speed = table["speed"]
     found = costs(model)
-    served = [c for c in found if c["served"] is not None and c["eager"] is not None]
-    best = min(served, key=lambda c: c["served"], default=None)
-    cheapest = (
-        {"gpu": best["column"]["label"], "served": usd_text(best["served"]), "eager": usd_text(best["eager"])}
-        if best
-        else None
-    )
     rows = [
         {
             "gpu": c["column"]["label"],
             "key": c["column"]["key"],
             "price": c["price"],
             "cells": [
-                {
-                    "name": "served",
-                    "text": _money(c["served"]),
-                    "value": c["served"],
-                    "note": f"batch {c['served_batch']}" if c["served_batch"] else "",
-                },
-                {"name": "eager", "text": _money(c["eager"]), "value": c["eager"], "note": ""},
+                _cost_cell("served", c["served"], c["price"], c["served_batch"]),
+                _cost_cell("eager", c["eager"], c["price"], None),
                 *(
-                    {
-                        "name": task,
-                        "text": _money(c["training"][task]["usd"]),
-                        "value": c["training"][task]["usd"],
-                        "note": f"batch {c['training'][task]['batch']}" if c["training"][task]["usd"] else "",
-                    }
+                    _cost_cell(task, c["training"][task]["usd"], c["price"], c["training"][task]["batch"])
                     for task in ("qlora", "lora")
                 ),
             ],
@@ -232,7 +354,8 @@ def cost_table(model: str = COST_MODEL, here: str = "gpus/can-i-run-it.md") -> s
         "llm_cost.html",
         head=head,
         rows=rows,
-        cheapest=cheapest,
+        cheapest=cheapest_served(found),
+        served=served_costs(),
         model=shipped_models()[model].title,
         seq_len=f"{speed['seq_len']:,}",
         cap=speed["serving_batch_cap"],
@@ -242,69 +365,135 @@ def cost_table(model: str = COST_MODEL, here: str = "gpus/can-i-run-it.md") -> s
     )
 
 
+def served_costs() -> dict[str, Any]:
+    """$ per million tokens generated by a served engine (vLLM, batch > 1) for every model on every
+    rentable GPU, over the whole range of each price: the head and one row per model it serves."""
+    table = _table()
+    rentable = _rentable()
+    rows = []
+    for row in table["rows"]:
+        cells = []
+        for r in rentable:
+            served = row["serving"][r["column"]["key"]]
+            usd = per_million_tokens(r["price"].usd_per_hour, served["tokens_per_s"]) if served else None
+            cells.append(_cost_cell("served", usd, r["price"], served["batch"] if served else None))
+        if any(cell["value"] is not None for cell in cells):
+            rows.append({"model": row["title"], "key": row["model"], "cells": cells})
+    return {
+        "head": ["Model"] + [(r["column"]["label"], r["price"].text) for r in rentable],
+        "rows": rows,
+    }
+
+
 # ----------------------------------------------------------------------------- buying against renting
 
 
-def _bandwidth(spec: AcceleratorSpec) -> float | None:
-    return spec.peak_bandwidth_gbps()
+def electricity() -> SimpleNamespace:
+    """The price of a kWh the break-even counts: a dated fact of ``buying_advice.yaml``."""
+    fact = yaml.safe_load(ELECTRICITY_FILE.read_text(encoding="utf-8")).get("electricity")
+    if not isinstance(fact, dict) or "usd_per_kwh" not in fact:
+        raise ValueError(
+            f"{ELECTRICITY_FILE}: 'electricity' needs usd_per_kwh, source, as_of and status: "
+            "the break-even counts a card's electricity at that price"
+        )
+    return SimpleNamespace(**{"note": None, **fact})
 
 
-def rented_as(spec: AcceleratorSpec) -> tuple[AcceleratorSpec, Price] | None:
-    """The GPU to rent instead of buying ``spec``: the same card where someone rents it, otherwise
-    the rentable column GPU nearest in memory bandwidth."""
-    own = cheapest_price(spec)
-    if own is not None:
-        return spec, own
-    bandwidth = _bandwidth(spec)
-    if bandwidth is None:
+def _renting(found: list[dict[str, Any]]) -> tuple[Option, Option] | None:
+    """The cheapest rental per token of `BREAK_EVEN_TASK`: with every price at its low end, and at its top."""
+    rented = options(found, lambda c: c["training"][BREAK_EVEN_TASK]["usd"])
+    if not rented:
         return None
-    rentable = []
-    for column in _table()["columns"]:
-        other = find_gpu(column["gpu"])
-        price, theirs = cheapest_price(other), _bandwidth(other)
-        if price is not None and theirs is not None and other.name != spec.name:
-            rentable.append((abs(theirs - bandwidth), other.name, other, price))
-    if not rentable:
-        return None
-    _, _, other, price = min(rentable)
-    return other, price
+    return min(rented, key=lambda o: o.cost), min(rented, key=lambda o: o.top_cost)
 
 
 def break_even() -> list[dict[str, Any]]:
-    """Each column card with a dated purchase price: what it costs, what renting instead costs, and
-    the hours of use after which buying is cheaper."""
+    """Each column card with a dated purchase price, its board power and a predicted `BREAK_EVEN_TASK`
+    speed: the hours of use after which buying it and paying its electricity costs less than renting
+    the tokens it trains in those hours at the cheapest price per token, shortest first (every price
+    at its top) and longest (at its low end). None where renting costs less than the electricity."""
+    table, row = _table(), _row(COST_MODEL)
+    renting = _renting(costs())
+    if renting is None:
+        return []
+    low, high = renting
+    kwh = electricity()
     out = []
     seen = set()
-    for column in _table()["columns"]:
+    for column in table["columns"]:
         spec = find_gpu(column["gpu"])
-        if spec.name in seen or spec.launch_price_usd is None:
+        rate = row["training_tokens_per_s"][BREAK_EVEN_TASK][column["key"]]
+        if column["count"] > 1 or spec.name in seen or spec.launch_price_usd is None or spec.tdp_w is None or not rate:
             continue
         seen.add(spec.name)
-        renting = rented_as(spec)
-        if renting is None:
-            continue
-        other, price = renting
-        purchase = spec.launch_price_usd
+        purchase, watts = spec.launch_price_usd.value, spec.tdp_w.value
+        power_usd = watts / 1000 * kwh.usd_per_kwh
+        million_per_hour = rate * 3600 / 1e6
+        # What renting the tokens the card trains in one hour costs: every price at its top, then its low end.
+        rent = (million_per_hour * high.top_cost, million_per_hour * low.cost)
+        hours = tuple(purchase / (r - power_usd) if r > power_usd else None for r in rent)
         out.append(
             {
                 "gpu": spec.name,
-                "purchase": purchase.value,
-                "purchase_text": f"${purchase.value:,.0f}",
-                "purchase_source": Source(
-                    str(purchase.source), str(purchase.as_of), tuple(fact_flags(purchase)), purchase.note, ()
-                ),
-                "rented": other.name,
-                "same": other.name == spec.name,
-                "price": price,
-                "hours": purchase.value / price.usd_per_hour,
+                "purchase": purchase,
+                "purchase_text": f"${purchase:,.0f}",
+                "purchase_source": cited(spec.launch_price_usd),
+                "rate": rate,
+                "watts": watts,
+                "watts_source": cited(spec.tdp_w, ages=False, note=False),
+                "rent_per_hour": rent,
+                "power_per_hour": power_usd,
+                "hours": hours,
+                "kwh": tuple(None if h is None else h * watts / 1000 for h in hours),
+                "tokens": tuple(None if h is None else h * rate * 3600 for h in hours),
             }
         )
     return sorted(out, key=lambda r: r["purchase"])
 
 
+def _span(values: tuple[float | None, float | None], text: Any, unbounded: str = "{} or never") -> str:
+    """Two ends as one range (``6,100–17,000``); ``unbounded`` words a range whose far end never comes
+    (renting cheaper than the electricity), and "never" where neither end does."""
+    if values[0] is None:
+        return "never"
+    if values[1] is None:
+        return unbounded.format(text(values[0]))
+    first, second = text(values[0]), text(values[1])
+    return first if first == second else f"{first}–{second}"
+
+
 def break_even_table() -> str:
-    rows = [{**r, "hours_text": rate_text(r["hours"])} for r in break_even()]
-    return render("llm_break_even.html", rows=rows)
+    """Buying a card against renting its work, electricity counted: one row per card, and what every row assumes."""
+    found = costs()
+    renting = _renting(found)
+    kwh = electricity()
+    rows = [
+        {
+            **r,
+            "rate_text": rate_text(r["rate"]),
+            "watts_text": f"{r['watts']:,.0f}",
+            # Renting from the low end of every price to the top, as the price ranges read.
+            "rent_text": "$" + _span(r["rent_per_hour"][::-1], lambda v: f"{v:.2f}"),
+            "power_text": f"${r['power_per_hour']:.3f}",
+            "hours_text": _span(r["hours"], rate_text),
+            "kwh_text": _span(r["kwh"], rate_text, "at least {}"),
+            "tokens_text": _span(tuple(None if t is None else t / 1e9 for t in r["tokens"]), rate_text, "at least {}"),
+        }
+        for r in break_even()
+    ]
+    low, high = renting if renting else (None, None)
+    return render(
+        "llm_break_even.html",
+        rows=rows,
+        model=shipped_models()[COST_MODEL].title,
+        low=low and {"gpu": low.item["column"]["label"], "price": low.price, "usd": usd_text(low.cost)},
+        high=high
+        and {"gpu": high.item["column"]["label"], "top": hourly_text(high.price.top), "usd": usd_text(high.top_cost)},
+        kwh={"usd": f"${kwh.usd_per_kwh:.2f}", "source": cited(kwh)},
+        seq_len=f"{_table()['speed']['training_seq_len']:,}",
+        training_error=error_text(_table()["speed"]["eager"], "training"),
+        link=method_link("gpus/buying-guide.md"),
+    )
 
 
 # ----------------------------------------------------------------------------- how speed is predicted
@@ -388,7 +577,8 @@ def speed_method(here: str = "benchmarks/methodology.md") -> str:
 
 def tokens_per_dollar(model: str = COST_MODEL) -> list[dict[str, Any]]:
     """Per rentable GPU at its cheapest price: million tokens per dollar generated by a served
-    engine and trained with QLoRA at the largest batch, where the model fits."""
+    engine and trained with QLoRA at the largest batch, where the model fits; at the price's low
+    end (``value``) and its top (``top``, the same where the price is not a range)."""
     out = []
     for c in costs(model):
         for setting, usd, batch in (
@@ -402,10 +592,18 @@ def tokens_per_dollar(model: str = COST_MODEL) -> list[dict[str, Any]]:
                         "price": c["price"],
                         "setting": setting,
                         "value": 1 / usd,
+                        # At the top of a price range, where there is one.
+                        "top": 1 / usd * c["price"].usd_per_hour / c["price"].top,
                         "batch": batch,
                     }
                 )
     return out
+
+
+def _range_text(low: float, high: float) -> str:
+    """Tokens per dollar from the top of a price range to its low end: ``14–29``."""
+    first, second = rate_text(low), rate_text(high)
+    return first if first == second else f"{first}–{second}"
 
 
 def llm_price_performance(here: str = "gpus/buying-guide.md") -> str:
@@ -426,6 +624,7 @@ def llm_price_performance(here: str = "gpus/buying-guide.md") -> str:
         setting_title="tokens",
         axis_title="million tokens per $",
         setting_order=(GENERATED, TRAINED),
+        tick_title=TOP_OF_RANGE,
     )
     frame = pd.DataFrame(
         [
@@ -433,6 +632,7 @@ def llm_price_performance(here: str = "gpus/buying-guide.md") -> str:
                 "subject": p["gpu"],  # one price per GPU (the cheapest): the data table names its provider
                 "setting": p["setting"],
                 "value": p["value"],
+                "tick": p["top"] if p["top"] < p["value"] else None,
                 "unit": "M tokens/$",
                 "higher_is_better": True,
                 "source": PREDICTED,
@@ -452,7 +652,8 @@ def llm_price_performance(here: str = "gpus/buying-guide.md") -> str:
             "batch": p["batch"],
             "price": p["price"],
             "value": p["value"],
-            "text": rate_text(p["value"]),
+            "top": p["top"],
+            "text": _range_text(p["top"], p["value"]),
         }
         for p in points
     ]
@@ -464,6 +665,7 @@ def llm_price_performance(here: str = "gpus/buying-guide.md") -> str:
         model=title,
         seq_len=f"{speed['seq_len']:,}",
         cap=speed["serving_batch_cap"],
+        top_of_range=TOP_OF_RANGE,
         served_error=error_text(speed["served"], "decode"),
         training_error=error_text(speed["eager"], "training"),
         link=method_link(here),
