@@ -229,48 +229,6 @@ def test_a_4_bit_file_is_answered_and_a_gptq_mixture_of_experts_says_why_not(can
     assert gptq["verdict"] == "not-predicted" and "MoE Kernel Unsupported" in gptq["text"]
 
 
-@pytest.mark.parametrize(
-    ("path", "table"),
-    [
-        (PAGE, "table[data-table=llm-fit-inference]"),
-        ("gpus/buying-guide/", "table[data-table=rent]"),
-        # Every other page with a table wider than a phone: its first such table.
-        ("platforms/", None),
-        ("platforms/colab/", None),
-        ("benchmarks/results/", None),
-        ("history/", None),
-        ("benchmarks/methodology/", None),
-    ],
-)
-def test_on_a_phone_wide_tables_scroll_with_their_first_column_in_view(browser, site_url, path, table):
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.goto(urljoin(site_url, path), wait_until="networkidle")
-        assert page.evaluate("document.documentElement.scrollWidth") <= 390, "the page itself does not scroll sideways"
-        if table is None:
-            index = page.evaluate(
-                """() => [...document.querySelectorAll('.md-typeset__scrollwrap table')]
-                     .findIndex(t => t.closest('.md-typeset__scrollwrap').scrollWidth > 390 + 300)"""
-            )
-            assert index >= 0, f"{path} has a table wider than a phone"
-            wide = page.locator(".md-typeset__scrollwrap table").nth(index)
-        else:
-            wide = page.locator(table)
-        wide.scroll_into_view_if_needed()
-        wrapper = wide.locator("xpath=ancestor::div[contains(@class, 'md-typeset__scrollwrap')]")
-        first = wide.locator("tbody tr").first.locator("th, td").first
-        second = wide.locator("tbody tr").first.locator("td").nth(1)
-        left = wrapper.bounding_box()["x"]
-        before = second.bounding_box()["x"]
-        wrapper.evaluate("w => { w.scrollLeft = 300; }")
-        assert wrapper.evaluate("w => w.scrollLeft") > 100, "the table is wider than the phone"
-        assert second.bounding_box()["x"] < before - 100, "the other columns moved"
-        assert abs(first.bounding_box()["x"] - left) <= 2, "the first column stayed at the left edge"
-    finally:
-        context.close()
-
-
 def test_without_javascript_the_page_keeps_a_short_answer_and_the_tables(browser, site_url):
     context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
     try:
