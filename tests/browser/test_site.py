@@ -7,7 +7,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 from page_crawl import wait_for_charts
-from site_samples import HOSTILE
+from site_samples import GPU, HOSTILE
 
 pytestmark = pytest.mark.browser
 
@@ -71,7 +71,7 @@ def test_this_build_machine_is_highlighted_in_the_drawn_chart(page, site_url):
     assert star.get_attribute("font-weight") == "bold"
 
 
-def test_notebook_page_has_output_and_a_self_hosted_colab_badge(page, page_log, site_url):
+def test_notebook_page_has_a_gpu_runs_sample_output_and_a_self_hosted_colab_badge(page, page_log, site_url):
     page.goto(urljoin(site_url, "notebooks/run-benchlib/"), wait_until="networkidle")
     badge = page.locator("a.colab-badge")
     href = badge.get_attribute("href")
@@ -80,7 +80,10 @@ def test_notebook_page_has_output_and_a_self_hosted_colab_badge(page, page_log, 
     img = badge.locator("img")
     assert urlparse(img.evaluate("i => i.src")).netloc == urlparse(site_url).netloc
     assert img.evaluate("i => i.complete && i.naturalWidth > 0")
-    assert "measurements in" in page.locator("article").inner_text()  # the executed run printed its summary
+    # The sample output: the results folder's GPU run (site_samples'), never the build machine's.
+    label = page.locator(".notebook-sample")
+    assert label.inner_text().startswith(f"Sample output: the quick suite on {GPU.label}, run on 2026-11-01")
+    assert "Test GPU" in page.locator(".notebook-output table").inner_text()
     assert not page_log.blocked_requests and not page_log.console_errors
 
 
