@@ -7,8 +7,8 @@ each hardware fingerprint was probed as, so a rebuild finds its file without imp
 
 How the machine is measured is the caller's choice: by default this process probes it and runs
 the suite (`benchlib.measure.runner`); the site passes its notebook instead, which runs the same
-suite and writes the same file (`benchlib.site.notebook.measure_with_notebook`), so the notebook
-page shows that one run.
+suite and writes the same file (`benchlib.site.notebook.measure_with_notebook`), so every
+measuring build also runs the notebook's cells.
 """
 
 from __future__ import annotations
