@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from glossary_text import without_tooltips
 
 from benchlib.catalog.platforms import DATA_FILE, TIER_FIELDS, Fact, PlatformsData, PlatformsFileError, load_platforms
 from benchlib.core.paths import REPORTED_ENV, RESULTS_ENV
@@ -421,7 +422,7 @@ def test_the_sixteen_bit_table_gives_each_gpus_sourced_peaks_and_their_ratio() -
     from benchlib.catalog.gpus import find_gpu
     from benchlib.site.platform_pages import sixteen_bit_ceiling
 
-    html = sixteen_bit_ceiling(["T4", "H100 SXM"])
+    html = without_tooltips(sixteen_bit_ceiling(["T4", "H100 SXM"]))
     for name in ("T4", "H100 SXM"):
         spec = find_gpu(name)
         row = re.search(rf"<tr><td>{name}</td>(.*?)</tr>", html).group(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from glossary_text import without_tooltips
 
 from benchlib.catalog.gpus import find_accelerator
 from benchlib.core.paths import reported_dir
@@ -78,7 +79,7 @@ def test_one_source_with_dated_rows_is_one_caption_item_dating_each_machine():
     html = chart(
         "matmul", SiteData(frame=frame, charts=chart_frames(frame), results_dir=reported_dir(), build_files=frozenset())
     )
-    caption = html.split("<figcaption>", 1)[1].split("</figcaption>", 1)[0]
+    caption = without_tooltips(html.split("<figcaption>", 1)[1].split("</figcaption>", 1)[0])
     assert caption.count("<strong>Reported</strong>") == 1  # one source, one setting, not one item per date
     assert caption.count("The source's setting") == 1
     assert "NVIDIA B300 SXM (MAMF, reported) (as of 2025-12-09)" in caption

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from glossary_text import without_tooltips
 from typer.testing import CliRunner
 
 from benchlib import tables
@@ -147,7 +148,7 @@ def test_the_gptq_tab_says_why_a_mixture_of_experts_is_not_predicted(table):
         for column in COLUMNS:
             attributes, contents = _cell(html, "inference-gptq-int4", row["model"], column.key)
             assert contents.strip() == "–" and "not predicted" in attributes
-    legend = html[html.index("A dash: not predicted") :]
+    legend = without_tooltips(html[html.index("A dash: not predicted") :])
     assert all(row["title"] in legend for row in moe) and "MoE Kernel Unsupported" in legend
     assert "Memory only" in html and "tok/s" not in html
 

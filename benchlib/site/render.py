@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from benchlib.core.freshness import STALE_AFTER_MONTHS, build_date, is_stale, stale_text
 from benchlib.site.charts import value_text
+from benchlib.site.glossary import with_tooltips
 from benchlib.site.sources import building_with_zensical
 
 # The data behind a chart repeats the chart row by row: kept out of search (as figure.html keeps its
@@ -100,7 +101,7 @@ def render(template: str, **context: Any) -> str:
     """
     html = environment().get_template(template).render(**context)
     html = CHART_DATA.sub(r"\g<0> data-search-exclude", html)
-    return Markup(" ".join(line.strip() for line in html.splitlines() if line.strip()))
+    return Markup(with_tooltips(" ".join(line.strip() for line in html.splitlines() if line.strip())))
 
 
 def build_stamp() -> str:
