@@ -423,6 +423,10 @@ def test_the_published_comparison_shows_each_row_with_its_source(table):
 def test_platform_pages_name_the_largest_model_and_link_the_table():
     html = llm_fit.on_platform(["t4x2"], "platforms/kaggle.md")
     assert "On T4 ×2" in html and "the layers split over both" in html and 'href="../../gpus/can-i-run-it/"' in html
+    # Each task is named whole: "llama.cpp, GGUF Q4_K_M (gpt-oss: its own MXFP4)", not cut at its first colon.
+    assert "(gpt-oss: its own MXFP4): up to" in html
+    for item in re.findall(r"<li>([^<]*): (?:up to|none)", html):
+        assert item.count("(") == item.count(")"), item
 
 
 @pytest.mark.slow
