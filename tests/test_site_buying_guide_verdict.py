@@ -50,8 +50,8 @@ def test_the_verdict_answers_the_four_uses_each_linked_to_where_it_is_answered(v
 
 def test_every_price_in_the_verdict_carries_its_source_and_date(verdict):
     for use, line in verdict.items():
-        # A verdict's threshold ("up to $0.31/h", "above $0.31/h") is a price of no offer: it cites none.
-        prices = re.findall(r"(?<!up to )(?<!above )\$[\d.]+(?:–[\d.]+)?/h", _text(line))
+        # A verdict's threshold ("up to $0.31/h") is a price of no offer: it cites none.
+        prices = re.findall(r"(?<!up to )\$[\d.]+(?:–[\d.]+)?/h", _text(line))
         sources = re.findall(
             r'<span class="fg-source"><a href="https://[^"]+">[^<]+</a>, \d{4}(?:-\d\d){0,2}</span>', line
         )

@@ -92,8 +92,8 @@ def test_the_fine_tuning_verdict_holds_at_both_ends_of_every_quoted_range(verdic
             _check(mode.lower(), m["gpu"], None, None, None)
             checked.add(mode)
     for m in re.finditer(
-        r"Cheapest per token with (?P<mode>\w+): the (?P<gpu>.+?) while it costs up to \$(?P<up>[\d.]+)/h"
-        r".*?; above \$[\d.]+/h, the (?P<then>.+?) at \$(?P<then_price>[\d.]+)/h",
+        r"Cheapest per token with (?P<mode>\w+): the (?P<gpu>.+?) up to \$(?P<up>[\d.]+)/h"
+        r".*?; above that, the (?P<then>.+?) at \$(?P<then_price>[\d.]+)/h",
         line,
     ):
         _check(m["mode"].lower(), m["gpu"], float(m["up"]), m["then"], float(m["then_price"]))
@@ -104,8 +104,8 @@ def test_the_fine_tuning_verdict_holds_at_both_ends_of_every_quoted_range(verdic
 def test_the_serving_verdict_holds_at_both_ends_of_every_quoted_range(verdict):
     line = verdict["Serving a model"]
     m = re.search(
-        r"the (?P<gpu>.+?) serves .+? cheapest(?: while it costs up to \$(?P<up>[\d.]+)/h)?"
-        r"(?:.*?; above \$[\d.]+/h, the (?P<then>.+?) at \$(?P<then_price>[\d.]+)/h)?",
+        r"the (?P<gpu>.+?) serves .+? cheapest(?: up to \$(?P<up>[\d.]+)/h)?"
+        r"(?:.*?; above that, the (?P<then>.+?) at \$(?P<then_price>[\d.]+)/h)?",
         line,
     )
     up = float(m["up"]) if m["up"] else None
@@ -115,7 +115,7 @@ def test_the_serving_verdict_holds_at_both_ends_of_every_quoted_range(verdict):
 def test_the_cheapest_rental_holds_at_both_ends_of_every_quoted_range(verdict):
     line = verdict["Learning on a budget"]
     m = re.search(
-        rf"after that, the (?P<gpu>.+?) from {PRICE} \([^)]*\)(?: while it costs up to \$(?P<up>[\d.]+)/h, else the "
+        rf"after that, the (?P<gpu>.+?) from {PRICE} \([^)]*\)(?: up to \$(?P<up>[\d.]+)/h, else the "
         r"(?P<then>.+?) from \$(?P<then_price>[\d.]+)/h)?",
         line,
     )
@@ -127,7 +127,7 @@ def test_the_cost_tables_cheapest_way_to_generate_holds_at_both_ends_of_every_qu
     first = _text(re.search(r"<p>The cheapest way to generate: (.*?)</p>", llm_speed.cost_table(), re.S).group(1))
     m = re.search(
         r"a served engine on the (?P<gpu>.+?)(?: at up to \$(?P<up>[\d.]+)/h)?, "
-        r"(?:.*?; above \$[\d.]+/h, the (?P<then>.+?) at \$(?P<then_price>[\d.]+)/h)?",
+        r"(?:.*?; above that, the (?P<then>.+?) at \$(?P<then_price>[\d.]+)/h)?",
         first,
     )
     up = float(m["up"]) if m["up"] else None

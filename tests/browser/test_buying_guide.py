@@ -76,7 +76,8 @@ def test_llm_price_performance_and_break_even_carry_dated_prices(guide):
     hours = guide.locator("table[data-table=break-even] tbody tr")
     assert hours.count() >= 3
     for text in hours.all_inner_texts():
-        assert re.search(r"\$[\d,]+", text) and re.search(r"[\d,.]+ h$", text.strip())
+        # The price to buy, and the break-even hours with the kWh used by then.
+        assert re.search(r"\$[\d,]+", text) and re.search(r"[\d,.–]+ h\s+[\d,.–]+ kWh", text), text
 
 
 def test_recommendations_start_free_and_carry_dated_prices(guide):
