@@ -151,7 +151,7 @@ WORKLOAD = register(
         metric=SPEEDUP,
         sizes=SIZES,
         run=run,
-        expected_s={"quick": 14.0, "standard": 17.0},
+        expected_s={"quick": 2.7, "standard": 8.6},
         suites=("standard", "full"),
         plots=PLOTS,
     )

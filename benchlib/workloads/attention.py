@@ -272,7 +272,7 @@ register(
         },
         run=run,
         suites=("quick", "standard", "full"),
-        expected_s={"quick": 10.0, "standard": 47.0},
+        expected_s={"quick": 3.7, "standard": 28.5},
         device_sizes={"cpu": {"standard": CPU_STANDARD}},
         plots=PLOTS,
     )

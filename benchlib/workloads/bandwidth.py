@@ -65,7 +65,7 @@ register(
             "full": {"mib": 1024, "timer": {"warmup_s": 0.5, "max_time_s": 3.0}},
         },
         run=run,
-        expected_s={"quick": 0.7, "standard": 0.7},
+        expected_s={"quick": 0.4, "standard": 0.7},
         plots=(Plot(CHART, "bandwidth", "{param_direction}", setting_names=DIRECTIONS),),
     )
 )

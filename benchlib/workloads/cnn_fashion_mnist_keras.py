@@ -42,7 +42,7 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
 register(
     keras_twin(
         WORKLOAD,
-        expected_s={"quick": 3.0, "standard": 7.0},
+        expected_s={"quick": 3.2, "standard": 6.0},
         description="Training samples/s and epoch time of a 2018 Colab TPU article's Fashion-MNIST CNN (Keras on TensorFlow, fp32).",
         run=run,
         score=(

@@ -89,7 +89,7 @@ register(
             "full": {"scale": 1.0, "timer": {"warmup_s": 1.0, "max_time_s": 4.0}},
         },
         run=run,
-        expected_s={"quick": 0.5, "standard": 4.0},
+        expected_s={"quick": 1.1, "standard": 2.5},
         plots=(
             Plot(
                 Chart("conv2d", "Convolution forward time", "input"),

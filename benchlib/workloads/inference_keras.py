@@ -55,7 +55,7 @@ def run(ctx: RunContext, params: dict[str, Any]) -> list[MeasurementRecord]:
 register(
     keras_twin(
         WORKLOAD,
-        expected_s={"quick": 18.0, "standard": 31.0},
+        expected_s={"quick": 12.6, "standard": 24.0},
         description="Inference images/s and p50/p90 latency of ResNet50 and MobileNetV2 at batch 1 and a large batch (Keras on TensorFlow).",
         run=run,
         score=score_parts("tensorflow"),

@@ -185,7 +185,7 @@ register(
         sizes=SIZES,
         run=run,
         suites=("quick", "standard", "full"),
-        expected_s={"quick": 32.0, "standard": 154.0},
+        expected_s={"quick": 4.8, "standard": 22.5},
         device_sizes={"cpu": {"standard": CPU_STANDARD}},
         plots=PLOTS,
         checks=(PredictionCheck(TRANSFORMER_DECODE),),

@@ -195,7 +195,7 @@ register(
         sizes=SIZES,
         run=run,
         suites=("quick", "standard", "full"),
-        expected_s={"quick": 24.0, "standard": 123.0},
+        expected_s={"quick": 3.8, "standard": 10.1},
         device_sizes={"cpu": {"standard": CPU_STANDARD}},
         plots=PLOTS,
         # torch.compile fuses ops that predict counts one by one: only the eager step is predicted.
