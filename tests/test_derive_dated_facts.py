@@ -31,6 +31,8 @@ def test_every_data_file_contributes_and_the_oldest_come_first() -> None:
     assert by_key[("reported", "kagglevscolab2019-colab-k80")].as_of == "2019-03-15"
     assert by_key[("platforms", "kaggle/free quotas #2")].as_of == "2025-10-06"
     assert by_key[("advice", "lambda-2022 claim #1")].as_of == "2022-03"
+    # The break-even's electricity price is dated like every other figure.
+    assert by_key[("advice", "electricity price")].source.startswith("https://")
 
 
 def test_prices_age_but_hardware_specs_do_not() -> None:

@@ -89,11 +89,16 @@ def advice_facts() -> Iterator[DatedFact]:
 
     from benchlib.core.package_data import data_file
 
-    for guide in yaml.safe_load(data_file("buying_advice.yaml").read_text(encoding="utf-8"))["guides"]:
+    advice = yaml.safe_load(data_file("buying_advice.yaml").read_text(encoding="utf-8"))
+    for guide in advice["guides"]:
         for i, claim in enumerate(guide["claims"], 1):
-            as_of = claim["as_of"]
-            text = as_of.isoformat() if isinstance(as_of, date) else str(as_of)
-            yield DatedFact("advice", f"{guide['id']} claim #{i}", text, str(claim["source"]))
+            yield DatedFact("advice", f"{guide['id']} claim #{i}", _date_text(claim["as_of"]), str(claim["source"]))
+    if electricity := advice.get("electricity"):  # the break-even's price per kWh
+        yield DatedFact("advice", "electricity price", _date_text(electricity["as_of"]), str(electricity["source"]))
+
+
+def _date_text(as_of: object) -> str:
+    return as_of.isoformat() if isinstance(as_of, date) else str(as_of)
 
 
 def reported_facts(directory: Path | None = None) -> Iterator[DatedFact]:
