@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import posixpath
-import re
 from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,10 +20,6 @@ from benchlib.core.freshness import STALE_AFTER_MONTHS, build_date, is_stale, st
 from benchlib.site.charts import value_text
 from benchlib.site.glossary import with_tooltips
 from benchlib.site.sources import building_with_zensical
-
-# The data behind a chart repeats the chart row by row: kept out of search (as figure.html keeps its
-# SVG), so a card's name finds the sections about that card, not the longest lists of numbers.
-CHART_DATA = re.compile(r'<details class="[^"]*\bbench-chart__data\b[^"]*"(?![^>]*\bdata-search-exclude\b)')
 
 
 def safe_url(url: object) -> str | None:
@@ -100,7 +95,6 @@ def render(template: str, **context: Any) -> str:
     HTML, and wrap what follows in <p> or <pre>.
     """
     html = environment().get_template(template).render(**context)
-    html = CHART_DATA.sub(r"\g<0> data-search-exclude", html)
     return Markup(with_tooltips(" ".join(line.strip() for line in html.splitlines() if line.strip())))
 
 
