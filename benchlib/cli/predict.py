@@ -163,6 +163,7 @@ def predict(
             with tracing(language_model):
                 speed, note = _predict_language_model(language_model, spec, options, host_class)
                 others = _other_speeds(language_model, spec, speed) if sizes else []
+            note = "; ".join(part for part in (note, _unchecked_vendor(spec)) if part) or None
             check = _published_check(speed)
             command = speed.engine.check_text(language_model.name, speed.setup.seq_len, speed.setup.batch)
             answer = speed.as_dict() | {
@@ -318,6 +319,21 @@ def _llama_cpp_split(model: LanguageModel, spec: AcceleratorSpec, setup: Setup) 
         f"{model.title} does not fit the {spec.name} whole in llama.cpp at {setup.seq_len:,} tokens: -ngl "
         f"{fit.gpu_layers} puts {fit.gpu_layers} of {fit.layers} layers on the GPU and runs the rest on the "
         "CPU, far slower than these speeds, which assume every layer on the GPU (the CPU's share is not predicted)"
+    )
+
+
+def _unchecked_vendor(spec: AcceleratorSpec) -> str | None:
+    """What the error band doesn't cover where no published row was measured on a GPU of ``spec``'s vendor."""
+    from benchlib.catalog.gpus import find_gpu
+    from benchlib.catalog.published_llm_speeds import published_rows
+
+    checked = {find_gpu(row.gpu).vendor for row in published_rows() if row.gpu}
+    if spec.vendor in checked:
+        return None
+    return (
+        f"no published measurement on any {spec.vendor} GPU checks this: its error band comes from "
+        f"{', '.join(sorted(checked))} cards, where the engines' constants and the packed-weight kernels' "
+        "rates were fitted; `benchlib contribute` on the card measures it"
     )
 
 
