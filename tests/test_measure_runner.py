@@ -257,3 +257,27 @@ def test_spawned_children_as_on_macos_and_windows(tmp_path, machine, tiny, monke
     outcome = run_isolated(["tiny-1", "tiny-exit"], machine, tmp_path)
     assert [m.status for m in outcome.results.measurements] == ["ok", "error"]
     assert outcome.results.measurements[1].crash.exit_code == 3
+
+
+def test_a_ctrl_c_while_a_child_starts_is_raised_once_it_has_started() -> None:
+    # Raised mid-start, it left a child without its data, which printed an EOFError traceback.
+    from benchlib.measure.isolation import _holding_sigint
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, whatever runs the tests
+    try:
+        reached = []
+        with pytest.raises(KeyboardInterrupt):
+            with _holding_sigint():
+                os.kill(os.getpid(), signal.SIGINT)
+                reached.append("the start went on")
+        assert reached == ["the start went on"]
+        # A second Ctrl-C raises at once: a start stuck waiting must still be stoppable.
+        with pytest.raises(KeyboardInterrupt):
+            with _holding_sigint():
+                os.kill(os.getpid(), signal.SIGINT)
+                os.kill(os.getpid(), signal.SIGINT)
+                reached.append("never")
+        assert reached == ["the start went on"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -7,6 +7,7 @@ import re
 from html import unescape
 
 import pytest
+from glossary_text import without_tooltips
 
 from benchlib import tables
 from benchlib.derive.published_speed import UNRUN_BATCH, compare, median_abs_error, unrun_gpus
@@ -25,12 +26,12 @@ def compared():
 
 @pytest.fixture(scope="module")
 def throughput():
-    return blocks.resnet50_throughput()
+    return without_tooltips(blocks.resnet50_throughput())
 
 
 @pytest.fixture(scope="module")
 def comparison():
-    return speed.predicted_against_reported()
+    return without_tooltips(speed.predicted_against_reported())
 
 
 def _chart_rows(html: str) -> list[dict]:

@@ -176,6 +176,34 @@ def _started_ignoring_sigint() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextmanager
+def _holding_sigint() -> Iterator[None]:
+    """A Ctrl-C while a child starts is held until it has started, then raised, so the caller kills a
+    whole child: cut between the forkserver's fork and the handing over of the child's data, the child
+    dies printing multiprocessing's EOFError traceback. A second Ctrl-C raises at once, for a start
+    still waiting on the forkserver's imports."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) in (
+        None,
+        signal.SIG_IGN,
+    ):
+        yield  # nothing to hold: not the main thread, or Ctrl-C isn't Python's to raise
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        if held:
+            raise KeyboardInterrupt
+        held.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
+
+
 def _start_forkserver() -> None:
     """Start the forkserver (and multiprocessing's resource tracker) if they aren't running; they keep
     SIGINT ignored, and so does every child forked from the forkserver."""
@@ -219,7 +247,8 @@ def run_isolated(
         if method == "forkserver":
             # Not proc.start() itself: it waits for the forkserver's imports, when Ctrl-C must still stop the caller.
             _start_forkserver()
-            proc.start()
+            with _holding_sigint():
+                proc.start()
         else:
             with _started_ignoring_sigint():
                 proc.start()
