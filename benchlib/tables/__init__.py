@@ -37,7 +37,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from benchlib.core.files import write_json_atomically
+from benchlib.core.files import write_atomically, write_json_atomically
 from benchlib.core.package_data import data_file, load_yaml, table_file
 from benchlib.core.paths import project_root
 from benchlib.core.registry import add_named, import_modules
@@ -67,6 +67,8 @@ class Table:
     steps: Callable[[], int] = lambda: 1
     packages: tuple[str, ...] = ()
     summary: Callable[[dict[str, Any]], str] = lambda table: ""
+    # Written on one line: a table of long lists of numbers (formulas) would be mostly indentation.
+    compact: bool = False
 
     @property
     def path(self) -> Path:
@@ -317,6 +319,10 @@ def compute(table: Table, on_step: Callable[[str], None] = lambda step: None) ->
 
 def write(table: Table, contents: dict[str, Any], path: Path | None = None) -> Path:
     """Write a computed table atomically: a full disk or an interrupted run leaves the old file whole."""
+    if table.compact:
+        return write_atomically(
+            path or table.path, json.dumps(contents, separators=(",", ":"), ensure_ascii=False) + "\n"
+        )
     return write_json_atomically(path or table.path, contents)
 
 
