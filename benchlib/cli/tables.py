@@ -57,6 +57,7 @@ def tables(
     Exit codes: 0 all written (or all current); 1 a table is stale (--check) or can't be written; 2 bad options.
     """
     from benchlib import tables as registry
+    from benchlib.derive import formula_assets
 
     known = registry.all_tables()
     unknown = [name for name in only or [] if name not in known]
@@ -80,6 +81,24 @@ def tables(
             )
             raise typer.Exit(1)
         console.print(f"wrote {escape(str(target))}: {escape(table.summary(contents))}", soft_wrap=True)
+        if table.name == formula_assets.TABLE:
+            _write_formula_assets(table, contents, out / "formulas" if out is not None else None)
+
+
+def _write_formula_assets(table: Table, contents: dict[str, Any], folder: Path | None) -> None:
+    """The picker's copy of the formulas, a file per model, beside the table (`benchlib.derive.formula_assets`)."""
+    from benchlib.derive import formula_assets
+
+    folder = folder or formula_assets.assets_folder()
+    try:
+        written = formula_assets.write_assets(contents, folder)
+    except OSError as exc:
+        print_error(
+            f"can't write the formulas into {folder} ({exc.strerror or exc}); free some space, then run "
+            f"`{table.refresh}` again"
+        )
+        raise typer.Exit(1)
+    console.print(f"wrote {len(written)} models' formulas into {escape(str(folder))}", soft_wrap=True)
 
 
 def _compute(table: Table) -> dict[str, Any]:
