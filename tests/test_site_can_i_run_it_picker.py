@@ -1,7 +1,10 @@
-"""The "Can I run it?" picker's data: generated from the committed table, whatever the table holds.
+"""The "Can I run it?" picker's data: generated from the committed tables, whatever they hold.
 
-The page's script (docs/assets/javascripts/can-i-run-it.js) answers only from this data; the
-browser test in tests/browser/test_can_i_run_it.py reads its answers off the page.
+The page's script (docs/assets/javascripts/can-i-run-it.js) evaluates each model's formulas
+(docs/assets/formulas/, from the llm_formulas table) with this data: the models and setups, every
+GPU's figures and the engines' constants (the llm_constants table), the published comparisons'
+errors and llama.cpp's GGUF answers (the can_i_run_it table). tests/browser/test_picker_formulas.py
+reads its answers off the page.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ import re
 
 import pytest
 
+from benchlib.catalog.platforms import session_budgets
 from benchlib.core.units import format_bytes
 from benchlib.site import can_i_run_it as llm_fit
-from benchlib.site.llm_speed import hours_per_million_tokens, hours_text, rate_text
+from benchlib.site.llm_speed import error_text, rate_text
 from benchlib.site.sources import read_table
 
 
@@ -31,69 +35,80 @@ def table():
     return read_table("can_i_run_it")
 
 
-def test_the_embedded_data_is_the_committed_table_reshaped(table):
+@pytest.fixture
+def formulas():
+    return read_table("llm_formulas")
+
+
+@pytest.fixture
+def constants():
+    return read_table("llm_constants")
+
+
+def test_the_embedded_data_is_the_committed_tables_reshaped(table, formulas, constants):
     data = embedded(llm_fit.picker())
     assert data == json.loads(json.dumps(llm_fit.picker_data()))
-    assert [m["key"] for m in data["models"]] == [r["model"] for r in table["rows"]]
-    assert [g["key"] for g in data["gpus"]] == [c["key"] for c in table["columns"]]
-    assert data["formats"] == list(dict.fromkeys(t["setup"]["weights"] for t in table["tasks"]))
-    assert [m["key"] for m in data["modes"]] == list(dict.fromkeys(t["setup"]["mode"] for t in table["tasks"]))
-    assert data["created"] == table["created"][:10]
-    rows = {r["model"]: r for r in table["rows"]}
-    for task, picked in zip(table["tasks"], data["tasks"], strict=True):
-        key = task["key"]
-        assert (picked["mode"], picked["weights"]) == (task["setup"]["mode"], task["setup"]["weights"])
-        assert (picked["batch"], picked["seq_len"]) == (task["setup"]["batch"], task["setup"]["seq_len"])
-        assert picked["left_out"] == task["experts_left_out"]
-        for model, row in rows.items():
-            assert picked["largest"][model] == row["cells"][key]
-            if key not in row["peaks_at_one"]:  # not predicted: a GPTQ mixture of experts
-                assert model not in picked["peak"] and picked["left_out"]
-                assert set(row["cells"][key].values()) == {None}
-                continue
-            total = row["peaks_at_one"][key]["total"]
-            assert picked["peak"][model] == {"bytes": total, "text": format_bytes(total)}
-            for gpu in picked["largest"][model]:
-                if "training" in picked:
-                    rate = row["training_tokens_per_s"][key][gpu]
-                    expected = rate and {
-                        "value": rate,
-                        "text": rate_text(rate),
-                        "hours_text": hours_text(hours_per_million_tokens(rate)),
-                    }
-                    assert picked["training"][model][gpu] == expected
-                if "decode" in picked:
-                    for engine in (e["key"] for e in picked["decode"]["engines"]):
-                        rate = row["decode_tokens_per_s"][engine][gpu]
-                        expected = rate and {"value": rate, "text": rate_text(rate)}
-                        assert picked["decode"]["rates"][model][gpu][engine] == expected
-    # Decode speeds: generate() and a served engine on the 16-bit task, llama.cpp on its GGUF task.
-    decoding = {t["key"]: [e["key"] for e in t["decode"]["engines"]] for t in data["tasks"] if "decode" in t}
-    assert decoding == {"inference": ["transformers", "vllm"], "inference-gguf-q4_k_m": ["llama.cpp"]}
-    trains = [t for t in table["tasks"] if t["setup"]["mode"] != "inference"]
-    assert [t["key"] for t in data["tasks"] if "training" in t] == [t["key"] for t in trains]
+    assert [m["key"] for m in data["models"]] == [m["model"] for m in formulas["models"]]
+    assert [s["key"] for s in data["setups"]] == list(formulas["setups"])
+    assert [m["key"] for m in data["modes"]] == list(dict.fromkeys(s["mode"] for s in formulas["setups"].values()))
+    assert data["created"] == formulas["created"][:10]
+    for model, entry in zip(data["models"], formulas["models"], strict=True):
+        assert model["max_positions"] == entry["max_positions"]
+        assert model["not_predicted"] == {
+            k: e["not_predicted"] for k, e in entry["setups"].items() if "memory" not in e
+        }
+    # Every GPU and engine figure is the constants table's, untouched.
+    for gpu, figures in zip(data["gpus"], constants["gpus"], strict=True):
+        assert {k: v for k, v in gpu.items() if k in figures} == figures
+        assert gpu["usable_text"] == format_bytes(figures["memory"]["usable_bytes"])
+    assert data["engines"] == constants["engines"] and data["evaluation"] == constants["evaluation"]
 
 
-def test_a_format_and_a_model_added_to_the_table_reach_the_picker_unchanged(table, monkeypatch):
-    grown = copy.deepcopy(table)
-    added = copy.deepcopy(next(t for t in grown["tasks"] if t["key"] == "inference"))
-    added["key"], added["setup"]["weights"] = "inference-mxfp4", "mxfp4"
-    grown["tasks"].append(added)
-    new = copy.deepcopy(grown["rows"][0])
-    new["model"], new["title"] = "new-model", "New Model <b>9B</b>"
-    grown["rows"].append(new)
-    for row in grown["rows"]:
-        row["cells"]["inference-mxfp4"] = {k: v // 2 for k, v in row["cells"]["inference"].items()}
-        row["peaks_at_one"]["inference-mxfp4"] = row["peaks_at_one"]["inference"]
-    monkeypatch.setattr(llm_fit, "_table", lambda: grown)
-
+def test_the_gpus_list_the_notebooks_first_and_carry_the_free_tiers_limits_per_count():
     data = llm_fit.picker_data()
-    assert "mxfp4" in data["formats"] and [m["key"] for m in data["modes"]].count("inference") == 1
+    groups = [g["group"] for g in data["gpus"]]
+    assert groups == sorted(groups, key=["notebook", "table", "other"].index), "each group's GPUs together, in order"
+    assert [g["name"] for g in data["gpus"] if g["group"] == "notebook"] == ["T4", "P100 PCIe 16GB", "L4"]
+    t4 = next(g for g in data["gpus"] if g["name"] == "T4")
+    assert set(t4["budgets"]) == {"1", "2"}, "free tiers offer one T4, and Kaggle two"
+    assert [b["tier"] for b in t4["budgets"]["2"]] == [b.tier for b in session_budgets("T4", 1.0, count=2)]
+    h100 = next(g for g in data["gpus"] if g["name"] == "H100 SXM")
+    assert h100["budgets"] == {}, "no free tier offers an H100"
+    assert data["most_gpus"] == 8
+
+
+def test_each_kind_of_prediction_carries_the_published_comparisons_error(table):
+    errors = llm_fit.picker_data()["errors"]
+    compared = [r for r in table["published"] if not r["left_out"]]
+    assert errors["memory"] == (
+        f"a median error of {table['median_abs_error']:.1%} on {len(compared)} published peak memory measurements"
+    )
+    assert errors["decode"] == {e: error_text(e, "decode") for e in ("transformers", "vllm")}
+    assert errors["training"] == error_text("transformers", "training")
+
+
+def test_llama_cpp_keeps_the_tables_gguf_answers(table):
+    gguf = llm_fit.picker_data()["gguf"]
+    assert gguf["key"] == table["speed"]["gguf_task"]
+    gpt_oss = next(r for r in table["rows"] if r["model"] == "gpt-oss-20b")
+    answer = gguf["models"]["gpt-oss-20b"]
+    assert answer["file"] == "MXFP4" and answer["largest"] == gpt_oss["cells"][gguf["key"]]
+    rate = gpt_oss["decode_tokens_per_s"]["llama.cpp"]["t4"]
+    assert answer["rates"]["t4"] == {"value": rate, "text": rate_text(rate)}
+    assert [(c["gpu"], c["count"]) for c in gguf["columns"]][:2] == [("T4", 1), ("T4", 2)]
+
+
+def test_a_model_added_to_the_formulas_reaches_the_picker_unchanged(formulas, monkeypatch):
+    grown = copy.deepcopy(formulas)
+    new = copy.deepcopy(grown["models"][0])
+    new["model"], new["title"] = "new-model", "New Model <b>9B</b>"
+    new["setups"]["train"] = {"not_predicted": "its step runs other operations at other sizes"}
+    grown["models"].append(new)
+    read = llm_fit.read_table
+    monkeypatch.setattr(llm_fit, "read_table", lambda name: grown if name == "llm_formulas" else read(name))
+    data = llm_fit.picker_data()
     assert data["models"][-1]["key"] == "new-model"
-    task = next(t for t in data["tasks"] if t["key"] == "inference-mxfp4")
-    assert task["mode"] == "inference" and task["axis"] == "tokens"
-    assert task["largest"]["new-model"] == new["cells"]["inference-mxfp4"]
-    assert "decode" not in task, "the table's decode speeds are for its own inference task only"
+    assert data["models"][-1]["not_predicted"] == {"train": "its step runs other operations at other sizes"}
     page = llm_fit.picker()
     assert "<b>9B</b>" not in page and embedded(page)["models"][-1]["title"] == "New Model <b>9B</b>"
 

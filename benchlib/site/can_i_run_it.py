@@ -282,7 +282,7 @@ def _platform_lines(column_keys: list[str]) -> list[dict[str, Any]]:
 
 
 # The picker's controls: a mode's label where the table's key alone reads poorly; any other mode
-# the table gains shows under its own key.
+# the tables gain shows under its own key.
 MODE_LABELS = {"inference": "Inference", "qlora": "QLoRA", "lora": "LoRA", "train": "Full fine-tune"}
 
 
@@ -291,6 +291,8 @@ MODE_LABELS = {"inference": "Inference", "qlora": "QLoRA", "lora": "LoRA", "trai
 FREE_GPU_COLUMNS = ("t4", "t4x2")
 # The job the picker times first: ten million tokens, a small fine-tune's dataset (readers type their own).
 JOB_TOKENS = 10_000_000
+# How many GPUs the picker splits a model over, as `benchlib fit --gpus N` does: one to a server's eight.
+MOST_GPUS = 8
 
 
 def _budgets(gpu: str, count: int) -> list[dict[str, Any]]:
@@ -316,111 +318,122 @@ def _powers_of_two(start: int, stop: int) -> list[int]:
     return values
 
 
-def picker_data() -> dict[str, Any]:
-    """What the page's picker answers from: the committed table, reshaped, with nothing added.
+def _gpu_group(gpu: dict[str, Any], table_gpus: set[str]) -> str:
+    """Which list a GPU shows in: the notebooks' GPUs, the tables' other columns, every other GPU."""
+    if gpu["notebook"]:
+        return "notebook"
+    return "table" if gpu["name"] in table_gpus else "other"
 
-    Models, GPUs, modes and weight formats are whatever the table holds, so a task, format or
-    model added to it shows in the picker without a change here. Each task (one mode with one
-    weight format) carries, per model and GPU, the table's largest context or batch, its peak at
-    the task's own setting, and the speeds the table predicts for it, as numbers and as the
-    tables' text. The page's script compares a reader's choice with these, and counts a training
-    job's hours at the table's speed in the free tiers' sessions and quotas; it computes nothing else.
-    """
-    table = _table()
+
+def _gguf(table: dict[str, Any]) -> dict[str, Any] | None:
+    """llama.cpp on GGUF files, from the committed table: the formulas hold no GGUF file, so these
+    answers stay the table's (batch 1, each column's longest prompt, the peak and decode speed at
+    the table's prompt)."""
     speed = table["speed"]
-    rows, columns = table["rows"], table["columns"]
-    tasks = []
-    for task in table["tasks"]:
-        key, setup = task["key"], task["setup"]
-        entry: dict[str, Any] = {
-            "key": key,
-            "mode": setup["mode"],
-            "weights": setup["weights"],
-            "describe": task["describe"],
-            # Whose memory the cells are: transformers' (PyTorch allocator) or llama.cpp's buffers.
-            "engine": task.get("engine", "transformers"),
-            # llama.cpp's file per model (Q4_K_M, or the model's own MXFP4).
-            "files": {r["model"]: _gguf_label(r) for r in rows} if key == speed.get("gguf_task") else None,
-            # Inference cells are the longest prompt at the setup's batch; training cells the largest
-            # batch of samples of the setup's length.
-            "axis": "tokens" if setup["mode"] == "inference" else "batch",
-            "batch": setup["batch"],
-            "seq_len": setup["seq_len"],
-            "largest": {r["model"]: {c["key"]: r["cells"][key].get(c["key"]) for c in columns} for r in rows},
-            # Why a model's cells are null here, where the table says (a GPTQ mixture of experts).
-            "left_out": task.get("experts_left_out"),
-            "peak": {
-                r["model"]: {
-                    "bytes": r["peaks_at_one"][key]["total"],
-                    "text": format_bytes(r["peaks_at_one"][key]["total"]),
-                }
-                for r in rows
-                if key in r.get("peaks_at_one", {})
-            },
-        }
-        engines = (
-            [speed["eager"], speed["served"]]
-            if key == speed["task"]
-            else [speed["llama_cpp"]]
-            if key == speed.get("gguf_task")
-            else []
-        )
-        if engines:
-            entry["decode"] = {
-                "batch": speed["batch"],
-                "seq_len": speed["seq_len"],
-                "engines": [{"key": e, "title": speed["engines"][e]["title"]} for e in engines],
-                "missing": speed["no_served_engine"],
-                "rates": {
-                    r["model"]: {
-                        c["key"]: {e: _rate(r["decode_tokens_per_s"].get(e, {}).get(c["key"])) for e in engines}
-                        for c in columns
-                    }
-                    for r in rows
-                },
-            }
-        if any(key in r.get("training_tokens_per_s", {}) for r in rows):
-            entry["training"] = {
-                r["model"]: {
-                    c["key"]: _rate(r["training_tokens_per_s"].get(key, {}).get(c["key"]), hours=True) for c in columns
-                }
-                for r in rows
-            }
-        tasks.append(entry)
-    largest_batch = max(
-        (v or 0 for t in tasks if t["axis"] == "batch" for m in t["largest"].values() for v in m.values()), default=1
-    )
+    key = speed.get("gguf_task")
+    if key is None:
+        return None
+    task = next(t for t in table["tasks"] if t["key"] == key)
+    engine = speed["llama_cpp"]
     return {
+        "key": key,
         "created": table["created"][:10],
-        "models": [
-            {"key": r["model"], "title": r["title"], "hf_id": r["hf_id"], "max_positions": r["max_positions"]}
-            for r in rows
-        ],
-        "gpus": [{"key": c["key"], "label": c["label"], "count": c["count"]} for c in columns],
-        "modes": [{"key": m, "label": MODE_LABELS.get(m, m)} for m in dict.fromkeys(t["mode"] for t in tasks)],
-        "formats": list(dict.fromkeys(t["weights"] for t in tasks)),
-        "tasks": tasks,
-        # Choices for the two numbers: powers of two over what the table spans; any other number typed in is answered the same way.
-        "tokens": _powers_of_two(1024, max(r["max_positions"] for r in rows)),
-        "batches": _powers_of_two(1, largest_batch),
-        # The free tiers' sessions and quotas per GPU column, to count a training job in.
-        "budgets": {c["key"]: _budgets(c["gpu"], c["count"]) for c in columns},
-        "job_tokens": JOB_TOKENS,
-        "allowances": {
-            "context": format_bytes(table["allowances"]["cuda_context_bytes"]),
-            "overhead": f"{table['allowances']['allocator_overhead']:.0%}",
+        "weights": task["setup"]["weights"],
+        "describe": task["describe"],
+        "batch": task["setup"]["batch"],
+        "seq_len": speed["seq_len"],
+        "engine": {"key": engine, "title": speed["engines"][engine]["title"]},
+        "columns": [{"key": c["key"], "gpu": c["gpu"], "count": c["count"]} for c in table["columns"]],
+        "models": {
+            r["model"]: {
+                "file": _gguf_label(r),
+                "largest": r["cells"][key],
+                "peak": format_bytes(r["peaks_at_one"][key]["total"]) if key in r["peaks_at_one"] else None,
+                "rates": {c: _rate(v) for c, v in r["decode_tokens_per_s"].get(engine, {}).items() if v is not None},
+            }
+            for r in table["rows"]
         },
+        "error": error_text(engine, "decode"),
     }
 
 
-def _rate(rate: float | None, hours: bool = False) -> dict[str, Any] | None:
-    """A predicted rate with the text the tables show for it (and hours per million tokens for training)."""
-    if rate is None:
-        return None
-    out: dict[str, Any] = {"value": rate, "text": rate_text(rate)}
-    if hours:
-        out["hours_text"] = hours_text(hours_per_million_tokens(rate))
-    return out
+def picker_data() -> dict[str, Any]:
+    """What the page's picker answers from: the committed tables, reshaped, with nothing added.
+
+    The models and their setups are the formulas table's (``llm_formulas``), whose formulas the
+    page's script fetches a model at a time (`benchlib.derive.formula_assets`) and evaluates for the
+    reader's GPU, count of GPUs, batch and length. The GPUs, their rates and budgets, the engines'
+    constants and the evaluation's own constants are the ``llm_constants`` table's, as
+    `benchlib.predict` computes them; the error of each kind of prediction is the published
+    comparisons', as the tables' legends give it. llama.cpp's GGUF answers are the
+    ``can_i_run_it`` table's. The free tiers' limits, to count a job in, come with their dates.
+    """
+    table = _table()
+    formulas = read_table("llm_formulas")
+    constants = read_table("llm_constants")
+    hf_ids = {r["model"]: r["hf_id"] for r in table["rows"]}
+    setups = formulas["setups"]
+    modes = list(dict.fromkeys(s["mode"] for s in setups.values()))
+    table_gpus = {c["gpu"] for c in table["columns"]}
+    gpus = []
+    for gpu in constants["gpus"]:
+        budgets = {n: _budgets(gpu["name"], n) for n in range(1, MOST_GPUS + 1)}
+        gpus.append(
+            {
+                **gpu,
+                "group": _gpu_group(gpu, table_gpus),
+                "usable_text": format_bytes(gpu["memory"]["usable_bytes"]),
+                # Keyed by the count as text, as the page's JSON keys it.
+                "budgets": {str(n): b for n, b in budgets.items() if b},
+            }
+        )
+    compared = [r for r in table["published"] if not r["left_out"]]
+    served = table["speed"]["served"]
+    eager = table["speed"]["eager"]
+    return {
+        "created": formulas["created"][:10],
+        "models": [
+            {
+                "key": m["model"],
+                "title": m["title"],
+                "hf_id": hf_ids.get(m["model"]),
+                "max_positions": m["max_positions"],
+                # A setup the formulas couldn't be derived for, and why.
+                "not_predicted": {k: e["not_predicted"] for k, e in m["setups"].items() if "not_predicted" in e},
+            }
+            for m in formulas["models"]
+        ],
+        "setups": [
+            {"key": k, "mode": s["mode"], "weights": s["weights"], "dtype": s["dtype"], "describe": s["describe"]}
+            for k, s in setups.items()
+        ],
+        "modes": [{"key": m, "label": MODE_LABELS.get(m, m)} for m in modes],
+        "gpus": gpus,
+        "most_gpus": MOST_GPUS,
+        "engines": constants["engines"],
+        "several_gpus": constants["several_gpus"],
+        "evaluation": constants["evaluation"],
+        "gguf": _gguf(table),
+        # Each kind of prediction's error against published measurements, as the tables' legends say it.
+        "errors": {
+            "memory": f"a median error of {table['median_abs_error']:.1%} on {len(compared)} published peak "
+            "memory measurements",
+            "decode": {e["key"]: error_text(e["key"], "decode") for e in constants["engines"]},
+            "prefill": {e["key"]: error_text(e["key"], "prefill") for e in constants["engines"]},
+            "training": error_text(eager, "training"),
+        },
+        # The served engine: not modelled on several GPUs, nor on GPUs vLLM doesn't run on.
+        "served": served,
+        # Choices for the two numbers: powers of two up to the longest context; any other number typed in is answered the same way.
+        "tokens": _powers_of_two(256, max(m["max_positions"] for m in formulas["models"])),
+        "batches": _powers_of_two(1, 256),
+        "job_tokens": JOB_TOKENS,
+    }
+
+
+def _rate(rate: float) -> dict[str, Any]:
+    """A predicted rate with the text the tables show for it."""
+    return {"value": rate, "text": rate_text(rate)}
 
 
 def picker() -> str:
@@ -429,4 +442,5 @@ def picker() -> str:
         "llm_fit_picker.html",
         data=json.dumps(picker_data(), separators=(",", ":")),
         lines=_platform_lines(list(FREE_GPU_COLUMNS)),
+        most_gpus=MOST_GPUS,
     )
