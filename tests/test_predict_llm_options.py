@@ -1,6 +1,6 @@
 """`benchlib fit` and `benchlib predict` answer for the same language-model setup on every GPU in the
 specs (`benchlib.predict.llm_options`): the commands run up to the prediction, which is replaced by
-one that hands back what it was asked, so no model is traced."""
+one that hands back what it was asked, so no model is traced (nor a committed formula evaluated)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from benchlib.catalog.gpus import find_gpu, load_accelerators
 from benchlib.catalog.language_models import resolve_model
 from benchlib.cli import app
-from benchlib.predict import llm_memory, llm_speed
+from benchlib.predict import formula_file, llm_memory, llm_speed
 from benchlib.predict.llm_memory import MODES
 from benchlib.predict.llm_options import LLMOptions
 
@@ -39,8 +39,13 @@ def asked(monkeypatch, command):
     def predict_speed(model, gpu, setup, engine, **options):
         raise Asked(setup, engine.name)
 
+    def from_formulas(formulas, device, gpus=1):
+        raise Asked(formulas.setup, "transformers")
+
     monkeypatch.setattr(llm_memory, "predict_llm", predict_memory)
     monkeypatch.setattr(llm_speed, "predict_llm_speed", predict_speed)
+    # A shipped model in a committed setup answers from the formulas (benchlib.cli.formulas), not a trace.
+    monkeypatch.setattr(formula_file.ModelFormulas, "predict", from_formulas)
 
     def run(*flags: str) -> tuple:
         result = CliRunner().invoke(command, flags)

@@ -2,8 +2,10 @@
 
 Two kinds of model: the five built-in networks (ResNet-50 ... U-Net, full training only, as
 before) and language models (:mod:`benchlib.predict.llm_memory`: shipped configs, a config.json, a hub id or
-``module:factory``) in four modes. Bad input (a model, GPU, mode or option that doesn't apply)
-ends with a one-line message naming it and exit code 2.
+``module:factory``) in four modes. A shipped model in a setup the "Can I run it?" page offers is
+answered from the committed formulas without building it (:mod:`benchlib.cli.formulas`; ``--trace``
+traces it). Bad input (a model, GPU, mode or option that doesn't apply) ends with a one-line message
+naming it and exit code 2.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from benchlib.cli.fit_options import (
     parse_bytes,
     parse_shape,
 )
+from benchlib.cli.formulas import TRACE_HELP
 from benchlib.cli.output import at_least, console, usage_error
 from benchlib.core.units import format_bytes
 
@@ -152,6 +155,7 @@ class FitFlags:
             "batch and the length (a few more traces; within 1 % of a trace's peak).",
         ),
     ] = False
+    trace: Annotated[bool, typer.Option("--trace", help=TRACE_HELP)] = False
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False
 
 
@@ -210,6 +214,7 @@ def _fit_builtin(flags: FitFlags) -> None:
                 ("--kv-cache", flags.kv_cache),
                 ("--engine", flags.engine),
                 ("--grad-checkpointing", flags.grad_checkpointing or None),
+                ("--trace", flags.trace or None),
             )
             if value is not None
         ]
@@ -249,7 +254,8 @@ def _fit_builtin(flags: FitFlags) -> None:
 
 def _fit_language_model(flags: FitFlags) -> None:
     from benchlib.catalog.gpus import UnknownGPU
-    from benchlib.catalog.language_models import ModelNotFound, resolve_model, tracing
+    from benchlib.catalog.language_models import ModelNotFound, tracing
+    from benchlib.cli.formulas import resolve
     from benchlib.core.cache import cache_folder
     from benchlib.models.trainable import MODELS
     from benchlib.predict.formula import memory_formula, other_sizes
@@ -275,27 +281,32 @@ def _fit_language_model(flags: FitFlags) -> None:
             optimizer=flags.optimizer,
             engine=flags.engine,
         )
-        language_model = resolve_model(flags.model, also_known=tuple(MODELS))
-        resolved = options.resolve(language_model)
+        asked = resolve(flags.model, options, tuple(MODELS), trace=flags.trace, parallel=flags.parallel)
+        language_model, resolved = asked.model, asked.resolved
         with tracing(language_model):
-            if resolved.engine.name == "llama.cpp":
+            if asked.formulas is not None:
+                prediction = asked.formulas.predict(device, flags.gpus)
+                if flags.sizes:
+                    prediction.other_sizes = asked.formulas.other_sizes(device.tensor_budget, flags.gpus)
+            elif resolved.engine.name == "llama.cpp":
                 if flags.sizes:
                     raise ValueError(
                         "--sizes: llama.cpp's memory is a sum of its buffers, one context at a time; ask for another --seq-len instead"
                     )
                 _fit_llama_cpp(flags, language_model, resolved.setup, device)
                 return
-            prediction = predict_llm(
-                language_model,
-                resolved.setup,
-                device,
-                cache_dir=cache_folder("fit-llm"),
-                gpus=flags.gpus,
-                parallel=flags.parallel,
-            )
-            if flags.sizes:
-                formula = memory_formula(language_model, resolved.setup, flags.gpus, flags.parallel)
-                prediction.other_sizes = other_sizes(formula, device.tensor_budget)
+            else:
+                prediction = predict_llm(
+                    language_model,
+                    resolved.setup,
+                    device,
+                    cache_dir=cache_folder("fit-llm"),
+                    gpus=flags.gpus,
+                    parallel=flags.parallel,
+                )
+                if flags.sizes:
+                    formula = memory_formula(language_model, resolved.setup, flags.gpus, flags.parallel)
+                    prediction.other_sizes = other_sizes(formula, device.tensor_budget)
         prediction.note = resolved.note
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))

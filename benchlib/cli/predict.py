@@ -1,15 +1,17 @@
 """`benchlib predict`: how fast a model trains or runs on a named GPU, predicted from its specs.
 
 Language models take `benchlib fit`'s options and an ``--engine`` (:mod:`benchlib.predict.llm_speed`);
-the built-in networks are timed by the roofline alone (:mod:`benchlib.predict.speed`). Bad input (a
-model, GPU, engine, mode or format that doesn't apply) ends with a one-line message naming it and exit 2.
+the built-in networks are timed by the roofline alone (:mod:`benchlib.predict.speed`). A shipped model's
+calls come from the committed formulas where they hold its setup (:mod:`benchlib.cli.formulas`). Bad
+input (a model, GPU, engine, mode or format that doesn't apply) ends with a one-line message naming it
+and exit 2.
 """
 
 from __future__ import annotations
 
 import json
 import textwrap
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -18,15 +20,16 @@ from rich.table import Table
 from benchlib.cli.collector import collector_paused
 from benchlib.cli.fit import ModelOpt
 from benchlib.cli.fit_options import ENGINE_HELP, KV_CACHE_HELP, MAX_BATCH, MAX_LORA_RANK, WEIGHTS_HELP
+from benchlib.cli.formulas import TRACE_HELP
 from benchlib.cli.output import at_least, console, usage_error
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
     from benchlib.catalog.language_models import LanguageModel
+    from benchlib.cli.formulas import Asked
     from benchlib.models.trainable import ModelSpec
     from benchlib.predict.hosts import Host
     from benchlib.predict.llm_memory import Setup
-    from benchlib.predict.llm_options import LLMOptions
     from benchlib.predict.llm_speed import LLMSpeed
     from benchlib.predict.speed import SpeedPrediction
 
@@ -119,6 +122,7 @@ def predict(
             "shares of daily or weekly GPU quotas (dated limits from the platforms data). E.g. 1e7.",
         ),
     ] = None,
+    trace: Annotated[bool, typer.Option("--trace", help=TRACE_HELP)] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the prediction as one JSON object.")] = False,
 ) -> None:
     """Predict throughput (images/s or tokens/s) on a GPU from its specs, without a GPU.
@@ -128,7 +132,8 @@ def predict(
     method reached on published measurements.
     """
     from benchlib.catalog.gpus import UnknownGPU, find_gpu
-    from benchlib.catalog.language_models import ModelNotFound, resolve_model, tracing
+    from benchlib.catalog.language_models import ModelNotFound, tracing
+    from benchlib.cli.formulas import resolve
     from benchlib.models.trainable import MODELS
     from benchlib.predict.hosts import find_host
     from benchlib.predict.llm_options import LLMOptions
@@ -140,7 +145,17 @@ def predict(
         host_class = find_host(host) if host is not None else None
         if model in MODELS:
             _language_model_only(
-                engine, weights, lora_rank, lora_targets, grad_checkpointing, optimizer, kv_cache, host, sizes, tokens
+                engine,
+                weights,
+                lora_rank,
+                lora_targets,
+                grad_checkpointing,
+                optimizer,
+                kv_cache,
+                host,
+                sizes,
+                tokens,
+                trace,
             )
             builtin = _predict_builtin(MODELS[model], spec, mode or "train", dtype, batch, seq_len)
             answer, show = builtin.as_dict(), lambda: _print(builtin)
@@ -159,10 +174,11 @@ def predict(
                 optimizer=optimizer,
                 engine=engine,
             )
-            language_model = resolve_model(model, also_known=tuple(MODELS))
+            asked = resolve(model, options, tuple(MODELS), trace=trace, parallel="layers")
+            language_model = asked.model
             with tracing(language_model):
-                speed, note = _predict_language_model(language_model, spec, options, host_class)
-                others = _other_speeds(language_model, spec, speed) if sizes else []
+                speed, note = _predict_language_model(asked, spec, host_class)
+                others = _other_speeds(asked, spec, speed) if sizes else []
             note = "; ".join(part for part in (note, _unchecked_vendor(spec)) if part) or None
             check = _published_check(speed)
             command = speed.engine.check_text(language_model.name, speed.setup.seq_len, speed.setup.batch)
@@ -172,12 +188,15 @@ def predict(
                 "check_command": command,
                 "note": note,
             }
+            source = None
+            if asked.formulas is not None:
+                source, answer["method"] = asked.formulas.source(), asked.formulas.speed_method()
             if sizes:
                 answer["other_sizes"] = [_speeds_at(other) for other in others]
             job = _job(speed, spec, tokens) if tokens else None
             if job:
                 answer["job"] = job
-            show = lambda: _print_llm(speed, check, note, command, others, job)  # noqa: E731
+            show = lambda: _print_llm(speed, check, note, command, others, job, source)  # noqa: E731
     except (ModelNotFound, UnknownGPU, ValueError) as exc:
         raise usage_error(str(exc))
     if as_json:
@@ -197,11 +216,13 @@ def _language_model_only(
     host: str | None = None,
     sizes: bool = False,
     tokens: float | None = None,
+    trace: bool = False,
 ) -> None:
     given = [
         flag
         for flag, value in (
             ("--sizes", sizes),
+            ("--trace", trace),
             ("--tokens", tokens is not None),
             ("--engine", engine is not None),
             ("--host", host is not None),
@@ -230,17 +251,22 @@ def _predict_builtin(
     return predict_speed(model, spec, mode=mode, dtype=dtype, batch=batch)
 
 
-def _predict_language_model(
-    model: LanguageModel, spec: AcceleratorSpec, options: LLMOptions, host: Host | None
-) -> tuple[LLMSpeed, str | None]:
+def _predict_language_model(asked: Asked, spec: AcceleratorSpec, host: Host | None) -> tuple[LLMSpeed, str | None]:
     """The prediction, and a note on the weight format where it runs otherwise than asked (`runs_as`)."""
     from benchlib.core.cache import cache_folder
     from benchlib.predict.llm_speed import predict_llm_speed
 
-    resolved = options.resolve(model)
-    speed = predict_llm_speed(
-        model, spec, resolved.setup, resolved.engine, cache_dir=cache_folder("fit-llm"), host=host
-    )
+    model, resolved, formulas = asked.model, asked.resolved, asked.formulas
+    if formulas is not None:
+        speed = predict_llm_speed(
+            model, spec, resolved.setup, resolved.engine, concurrency=False, host=host, counted=formulas.calls()
+        )
+        if speed.decode is not None:
+            speed = replace(speed, concurrency=formulas.concurrency(spec))
+    else:
+        speed = predict_llm_speed(
+            model, spec, resolved.setup, resolved.engine, cache_dir=cache_folder("fit-llm"), host=host
+        )
     note = resolved.note
     if resolved.engine.name == "llama.cpp":
         split = _llama_cpp_split(model, spec, resolved.setup)
@@ -248,12 +274,19 @@ def _predict_language_model(
     return speed, note
 
 
-def _other_speeds(model: LanguageModel, spec: AcceleratorSpec, speed: LLMSpeed) -> list[LLMSpeed]:
+def _other_speeds(asked: Asked, spec: AcceleratorSpec, speed: LLMSpeed) -> list[LLMSpeed]:
     """`--sizes`: the same setup at other batches or lengths, on the same GPU, engine and host."""
     from benchlib.predict.engines import ENGINES
     from benchlib.predict.formula import other_speeds
+    from benchlib.predict.llm_speed import predict_llm_speed
 
-    return other_speeds(model, spec, speed.setup, ENGINES[speed.engine.name], speed.host)
+    engine = ENGINES[speed.engine.name]
+    if asked.formulas is None:
+        return other_speeds(asked.model, spec, speed.setup, engine, speed.host)
+    return [
+        predict_llm_speed(asked.model, spec, setup, engine, concurrency=False, host=speed.host, counted=counted)
+        for setup, counted in asked.formulas.other_calls()
+    ]
 
 
 def _job(p: LLMSpeed, spec: AcceleratorSpec, tokens: float) -> dict[str, Any]:
@@ -403,6 +436,7 @@ def _print_llm(
     command: str,
     others: list[LLMSpeed],
     job: dict[str, Any] | None,
+    source: str | None = None,
 ) -> None:
     s = p.setup
     shape = f"batch {s.batch} x {s.seq_len:,} tokens"
@@ -473,6 +507,8 @@ def _print_llm(
         )
     else:
         table.add_row("checked", "no published measurement of this kind to check against yet")
+    if source is not None:
+        table.add_row("from", source)
     table.add_row("measure it", command)
     console.print(table)
     if note:
