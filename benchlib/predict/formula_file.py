@@ -216,10 +216,12 @@ class _Ops:
         the same ops at its own peak)."""
         import numpy as np
 
-        values = np.rint(self.coefficients @ np.array(basis(batch, length), dtype=float)).astype(np.int64)
+        values = np.rint(self.coefficients @ np.array(basis(batch, length), dtype=float)).tolist()
         kinds = []
-        for fixed, counts in zip(self.fixed, values.tolist(), strict=True):
-            op = OpCost(**dict(zip(FIXED, fixed, strict=True)), **dict(zip(GROWING, counts, strict=True)))
+        for fixed, counts in zip(self.fixed, values, strict=True):
+            # Python's ints: a 70B model's FLOPs at the largest batch and context pass int64's range.
+            grown = (int(c) for c in counts)
+            op = OpCost(**dict(zip(FIXED, fixed, strict=True)), **dict(zip(GROWING, grown, strict=True)))
             if op.dtype == "bf16" and dtype != "bf16":
                 op = replace(op, dtype=dtype)
             if op.expert_bytes:
@@ -287,8 +289,8 @@ class ModelFormulas:
             peaks = {}
             for phase, coefficients in phases.items():
                 values = coefficients @ terms
-                peak = np.rint(values[int(np.argmax(values[:, total]))]).astype(int).tolist()
-                peaks[phase] = dict(zip(self.kinds, peak, strict=True))
+                peak = np.rint(values[int(np.argmax(values[:, total]))]).tolist()
+                peaks[phase] = dict(zip(self.kinds, map(int, peak), strict=True))
             traced.append(peaks)
         return traced
 
