@@ -6,7 +6,7 @@ module evaluates them with numpy alone, so `benchlib fit` and `benchlib predict`
 shipped model without torch or transformers: each model's peak memory is `MemoryFormula.at` and
 `LLMPredictor.combined` (with `_per_gpu` and `fullest` on several GPUs) over the written
 coefficients, and its calls are `OpsFormula.at`'s ops, timed by `predict_llm_speed` with the engines'
-rules as they are now. ``tests/test_formula_file.py`` holds the written formulas to those.
+rules as they are now. ``tests/test_predict_formula_file.py`` holds the written formulas to those.
 
 It reads the table it is given: whether the file is current (`benchlib.tables.stale_reasons`) is
 for the reader to ask first, as the command line does (`benchlib.cli.formulas`).

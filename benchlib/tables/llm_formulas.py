@@ -9,7 +9,7 @@ input embeddings' bytes, which put the layers of a split model on their GPUs.
 
 The formulas hold no GPU: `benchlib.predict.formula_file` (the CLI) and the picker's script
 evaluate them for any GPU, count of GPUs, batch and length, with the GPUs' rates and budgets and
-the engines' constants as they are when the site is built. ``tests/test_formula_file.py`` checks
+the engines' constants as they are when the site is built. ``tests/test_predict_formula_file.py`` checks
 that the written formulas give what `benchlib.predict.formula` gives, and
 ``tests/test_predict_formula.py`` that those give what full traces give.
 
