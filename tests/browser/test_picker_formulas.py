@@ -9,15 +9,18 @@ largest batch or context exactly or within 1 %, the peak within 1 %, tokens/s wi
 
 from __future__ import annotations
 
+import json
 import random
 from urllib.parse import urljoin
 
 import pytest
 from formula_reference import answer
 from playwright.sync_api import expect
+from typer.testing import CliRunner
 
 from benchlib.catalog.gpus import find_gpu
 from benchlib.catalog.platforms import session_budgets
+from benchlib.cli import app
 from benchlib.core.units import format_bytes
 from benchlib.predict.memory import gpu_memory
 from benchlib.site.llm_speed import rate_text
@@ -178,6 +181,52 @@ def test_qlora_of_llama_3_1_8b_on_a_t4_with_the_time_for_10m_tokens_in_kaggle_we
     kaggle = next(b for b in session_budgets("T4", float(shown["hours"])) if b.tier.startswith("Kaggle"))
     assert kaggle.weekly_hours and kaggle.describe() in shown["facts"]["job"]
     assert not page_log.blocked_requests and not page_log.console_errors
+
+
+def cli(*args: str) -> dict:
+    """What `benchlib` answers with ``--json``, as a reader runs it."""
+    result = CliRunner().invoke(app, [*args, "--json"], env={"HF_HUB_OFFLINE": "1"})
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_the_issues_two_questions_are_what_benchlib_fit_and_predict_answer(can_i, gpus):
+    """The picker's figures for the issue's two questions against the command line's, as a reader
+    would compare them: fit's peak, largest size and each GPU's peak, and predict's tokens/s (one
+    GPU's: the layers of a split model run in turn)."""
+    a100 = ["--gpu", "A100 80GB SXM", "--weights", "gptq-int4", "--batch", "8", "--seq-len", "4096"]
+    shown = pick(
+        can_i,
+        mode="inference",
+        model="llama-3.3-70b",
+        weights="inference-gptq-int4",
+        gpu=gpus["A100 80GB SXM"]["key"],
+        count=2,
+        batch=8,
+        tokens=4096,
+    )
+    fit = cli("fit", "--model", "llama-3.3-70b", *a100, "--gpus", "2")
+    assert int(shown["numbers"]["tensor-peak"]) == pytest.approx(fit["tensor_peak_bytes"], rel=MEMORY)
+    assert int(shown["numbers"]["largest"]) == pytest.approx(fit["largest_context"], rel=MEMORY)
+    assert all(format_bytes(peak) in shown["facts"]["memory"] for peak in fit["per_gpu"])
+    predict = cli("predict", "--model", "llama-3.3-70b", *a100)
+    for kind in ("prefill", "decode"):
+        shown_rate = float(shown["speeds"]["transformers"][kind])
+        assert shown_rate == pytest.approx(predict[f"{kind}_tokens_per_s"], rel=SPEED), kind
+
+    t4 = ["--model", "llama-3.1-8b", "--gpu", "T4", "--mode", "qlora", "--seq-len", "2048", "--grad-checkpointing"]
+    shown = pick(
+        can_i, mode="qlora", model="llama-3.1-8b", weights="qlora", gpu="t4", count=1, batch=4, tokens=2048, job=10**7
+    )
+    fit = cli("fit", *t4, "--batch", "4")
+    assert shown["verdict"] == ("fits" if fit["fits"] else "no")
+    assert int(shown["numbers"]["largest"]) == fit["largest_batch"]
+    # The job runs at the largest batch that fits; predict --tokens at that batch gives its hours and quotas.
+    batch = 4 if fit["fits"] else fit["largest_batch"]
+    predict = cli("predict", *t4, "--batch", str(batch), "--tokens", "1e7")
+    assert float(shown["hours"]) == pytest.approx(predict["job"]["seconds"] / 3600, rel=SPEED)
+    kaggle = next(p for p in predict["job"]["platforms"] if p["tier"].startswith("Kaggle"))
+    assert kaggle["text"] in shown["facts"]["job"]
 
 
 def test_a_setup_the_formulas_could_not_be_derived_for_says_why(page, site_url, formulas):
