@@ -9,19 +9,8 @@ import textwrap
 
 import pytest
 from fit_cli import invoke
+from tiny_configs import TINY_QWEN2
 
-# A tiny dense decoder: 64 wide, 4 query heads over 2 key-value heads, 6 layers.
-TINY = {
-    "model_type": "qwen2",
-    "architectures": ["Qwen2ForCausalLM"],
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 6,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "vocab_size": 500,
-    "max_position_embeddings": 1024,
-}
 MIXTRAL = {"model_type": "mixtral", "architectures": ["MixtralForCausalLM"], "num_experts_per_tok": 2}
 QWEN3_MOE = {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"], "num_experts_per_tok": 2}
 BUDGET = ["--memory-limit", "256MiB", "--seq-len", "64"]
@@ -39,11 +28,14 @@ def error_line(result) -> str:
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
-        (TINY | {"num_key_value_heads": 3}, "num_key_value_heads 3 doesn't divide num_attention_heads 4"),
-        (TINY | MIXTRAL | {"num_local_experts": 0}, "num_local_experts is 0; it must be at least 1"),
-        (TINY | QWEN3_MOE | {"num_experts": 0}, "num_experts is 0; it must be at least 1"),
-        (TINY | MIXTRAL | {"num_local_experts": 2, "num_experts_per_tok": 4}, "num_experts_per_tok 4 is more than"),
-        (TINY | {"num_hidden_layers": -1}, "num_hidden_layers is -1; it must be at least 1"),
+        (TINY_QWEN2 | {"num_key_value_heads": 3}, "num_key_value_heads 3 doesn't divide num_attention_heads 4"),
+        (TINY_QWEN2 | MIXTRAL | {"num_local_experts": 0}, "num_local_experts is 0; it must be at least 1"),
+        (TINY_QWEN2 | QWEN3_MOE | {"num_experts": 0}, "num_experts is 0; it must be at least 1"),
+        (
+            TINY_QWEN2 | MIXTRAL | {"num_local_experts": 2, "num_experts_per_tok": 4},
+            "num_experts_per_tok 4 is more than",
+        ),
+        (TINY_QWEN2 | {"num_hidden_layers": -1}, "num_hidden_layers is -1; it must be at least 1"),
     ],
 )
 def test_a_config_that_cant_describe_a_model_names_the_field(tmp_path, fields, expected):
@@ -58,7 +50,7 @@ def test_a_config_that_fails_while_traced_is_one_line_naming_the_file(tmp_path):
     # Its sizes are all in range, but transformers knows no such activation: whatever fails, and
     # wherever, the user reads one line naming the file.
     config = tmp_path / "config.json"
-    config.write_text(json.dumps(TINY | {"hidden_act": "no_such_activation"}))
+    config.write_text(json.dumps(TINY_QWEN2 | {"hidden_act": "no_such_activation"}))
     line = error_line(invoke("--model", str(config), *BUDGET))
     assert line.startswith(f"error: --model {config}: ")
 

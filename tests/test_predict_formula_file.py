@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tiny_configs import TINY_QWEN2
 
 from benchlib.catalog.language_models import ShippedModel, resolve_model, shipped_models
 from benchlib.predict import formula
@@ -23,17 +24,7 @@ from benchlib.tables import llm_formulas
 WRITTEN = 1e-3  # what seven significant digits and the rounding of a moment may lose
 # Small decoders, 6 layers so that a trace is reduced and the layers can be split: a dense one, and a
 # mixture of experts with a sliding window (two pieces of lengths, and the share of experts touched).
-DENSE = {
-    "model_type": "qwen2",
-    "architectures": ["Qwen2ForCausalLM"],
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_hidden_layers": 6,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "vocab_size": 500,
-    "max_position_embeddings": 1024,
-}
+DENSE = TINY_QWEN2
 MOE = DENSE | {
     "model_type": "mixtral",
     "architectures": ["MixtralForCausalLM"],

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 from fit_cli import invoke
+from tiny_configs import TINY_QWEN2
 
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
 from benchlib.core.units import GIB
@@ -263,22 +264,7 @@ def test_an_8b_model_is_about_16_gb_in_bf16_and_a_quarter_of_that_in_nf4():
 
 def tiny_config(tmp_path, **fields) -> str:
     config = tmp_path / "config.json"
-    config.write_text(
-        json.dumps(
-            {
-                "model_type": "qwen2",
-                "architectures": ["Qwen2ForCausalLM"],
-                "hidden_size": 64,
-                "intermediate_size": 128,
-                "num_hidden_layers": 6,
-                "num_attention_heads": 4,
-                "num_key_value_heads": 2,
-                "vocab_size": 500,
-                "max_position_embeddings": 1024,
-            }
-            | fields
-        )
-    )
+    config.write_text(json.dumps(TINY_QWEN2 | fields))
     return str(config)
 
 
