@@ -44,11 +44,10 @@ from benchlib.tables.can_i_run_it import (
     TABLE,
     TABLE_ENGINES,
     TASKS,
-    TRAINING_BATCHES,
     TRAINING_TASKS,
+    committed_formulas,
     config_digest,
     engine_digest,
-    interpolated_step,
     predict_table,
     published_digest,
     read_table,
@@ -105,6 +104,26 @@ def test_the_table_was_predicted_from_the_configs_and_published_data_shipped_now
     assert table["published_digest"] == published_digest(), f"published_llm_memory.yaml changed; {REFRESH}"
 
 
+@pytest.fixture(scope="module")
+def formulas():
+    return committed_formulas()
+
+
+def test_every_cell_is_the_committed_formulas_evaluated(table, formulas):
+    """What `benchlib fit` answers from the formulas (and the picker with them), for every model
+    and column; llama.cpp's tab is traced (`test_the_table_is_what_benchlib_fit_predicts_now`)."""
+    for row in table["rows"]:
+        model = resolve_model(row["model"])
+        for task in TASKS:
+            if task.engine == LLAMA_CPP or not task.predicts(model):
+                continue
+            found = formulas.find(row["model"], task.setup)
+            for column in COLUMNS:
+                answer = found.predict(gpu_memory(column.spec), gpus=column.count).largest
+                assert row["cells"][task.key][column.key] == answer, (row["model"], task.key, column.key, REFRESH)
+            assert row["peaks_at_one"][task.key] == found.at(1, task.setup.seq_len), (row["model"], REFRESH)
+
+
 @pytest.mark.slow
 def test_the_table_is_what_benchlib_fit_predicts_now(table, one_model_table):
     if table["versions"] != versions():
@@ -112,7 +131,8 @@ def test_the_table_is_what_benchlib_fit_predicts_now(table, one_model_table):
     row = next(r for r in table["rows"] if r["model"] == ONE_MODEL)
     (now,) = json.loads(one_model_table.read_text(encoding="utf-8"))["rows"]
     assert now["cells"] == row["cells"] and now["peaks_at_one"] == row["peaks_at_one"], REFRESH
-    # And two columns of it asked of fit's predictor directly, as `benchlib fit` asks it.
+    # And two columns of it traced, as `benchlib fit --trace` asks it: the formulas hold the traces
+    # to within 1 % of memory, so the largest context or batch moves by little more.
     model = resolve_model(row["model"])
     for task in TASKS:
         if task.engine == LLAMA_CPP:  # llama.cpp's buffers, as `benchlib fit --engine llama.cpp` adds them
@@ -128,7 +148,7 @@ def test_the_table_is_what_benchlib_fit_predicts_now(table, one_model_table):
         for column in (COLUMNS[0], COLUMNS[1]):  # one T4, and two with the layers split
             split = predictor.split(column.count) if column.count > 1 else predictor
             answer = split.predict(gpu_memory(column.spec), verify=False).largest
-            assert answer == row["cells"][task.key][column.key], REFRESH
+            assert row["cells"][task.key][column.key] == pytest.approx(answer, rel=0.01, abs=1), (task.key, column.key)
 
 
 def test_a_4_bit_file_reads_at_least_as_long_a_prompt_as_16_bit_weights_on_every_gpu(table):
@@ -183,11 +203,50 @@ def test_every_training_cell_that_fits_has_a_training_rate(table):
                 assert rate is None or rate > 0
 
 
-@pytest.mark.slow
-def test_the_decode_rates_are_what_benchlib_predict_predicts_now(table):
+def _formula_speed(formulas, name: str, column, setup, engine: str, batch: int | None = None):
+    """`benchlib predict` from the committed formulas (the table's source) at ``batch`` sequences."""
+    found = formulas.find(name, setup)
+    calls = found.calls(batch)
+    return predict_llm_speed(found.model, column.spec, setup, ENGINES[engine], concurrency=False, counted=calls)
+
+
+def test_the_speeds_are_what_benchlib_predict_answers_from_the_formulas(table, formulas):
+    """Every model's decode and serving rates on the T4 (fp16) and the H100 (bf16), and its training
+    rates at each cell's own batch, as `benchlib predict` gives them from the committed formulas."""
     assert table["speed"]["rates_digest"] == speed_digest(), (
-        f"a column GPU's specs or the speed constants changed; {REFRESH}"
+        f"a column GPU's specs or speed constants changed; {REFRESH}"
     )
+    columns = (COLUMNS[0], next(c for c in COLUMNS if c.key == "h100"))
+    for row in table["rows"]:
+        name = row["model"]
+        for column in columns:
+            dtype = table["speed"]["dtypes"][column.key]
+            if row["decode_tokens_per_s"][EAGER][column.key] is not None:
+                one = make_setup("inference", dtype=dtype, seq_len=INFERENCE.setup.seq_len)
+                for engine in (EAGER, SERVED):
+                    expected = _formula_speed(formulas, name, column, one, engine).decode_tokens_per_s
+                    assert row["decode_tokens_per_s"][engine][column.key] == pytest.approx(expected, rel=1e-9), name
+                serving = row["serving"][column.key]
+                assert serving["max_concurrency"] == formulas.find(name, one).concurrency(column.spec).sequences
+                many = replace(one, batch=serving["batch"])
+                served = _formula_speed(formulas, name, column, many, SERVED, serving["batch"])
+                assert serving["tokens_per_s"] == pytest.approx(served.decode_tokens_per_s, rel=1e-9), name
+            for task in TRAINING_TASKS:
+                batch = row["cells"][task.key][column.key]
+                if not batch:
+                    continue
+                # Full fine-tuning on a T4 holds its weights (and everything else in bf16) in fp16.
+                half = {f: dtype for f in ("weights", "kv_cache") if getattr(task.setup, f) == "bf16"}
+                setup = replace(task.setup, dtype=dtype, batch=batch, **half)
+                step = _formula_speed(formulas, name, column, setup, EAGER, batch).train
+                rate = batch * task.setup.seq_len / step.seconds
+                assert row["training_tokens_per_s"][task.key][column.key] == pytest.approx(rate, rel=1e-9), name
+
+
+@pytest.mark.slow
+def test_the_speeds_are_within_2_percent_of_traced_counts(table):
+    """One model's decode, serving and training rates against `benchlib predict --trace`: the
+    formulas hold a call's time to 2 % of a full count's."""
     if table["versions"] != versions():
         pytest.skip(f"the table was predicted with {table['versions']}, this environment has {versions()}; {REFRESH}")
     row = next(r for r in table["rows"] if r["model"] == ONE_MODEL)
@@ -199,48 +258,27 @@ def test_the_decode_rates_are_what_benchlib_predict_predicts_now(table):
         for engine in (EAGER, SERVED):
             predicted = predict_llm_speed(model, column.spec, one, ENGINES[engine], concurrency=engine == SERVED)
             assert row["decode_tokens_per_s"][engine][column.key] == pytest.approx(
-                predicted.decode_tokens_per_s, rel=1e-9
-            ), REFRESH
+                predicted.decode_tokens_per_s, rel=0.02
+            )
         gguf = replace(GGUF.setup, weights=row["gguf_weights"])
         in_llama_cpp = predict_llm_speed(model, column.spec, gguf, ENGINES[LLAMA_CPP], concurrency=False)
         assert row["decode_tokens_per_s"][LLAMA_CPP][column.key] == pytest.approx(
             in_llama_cpp.decode_tokens_per_s, rel=1e-9
         ), REFRESH
         serving = row["serving"][column.key]
-        assert serving["max_concurrency"] == predicted.concurrency.sequences, REFRESH
+        assert serving["max_concurrency"] == pytest.approx(predicted.concurrency.sequences, rel=0.01)
         many = make_setup("inference", dtype=dtype, batch=serving["batch"], seq_len=INFERENCE.setup.seq_len)
         served = predict_llm_speed(model, column.spec, many, ENGINES[SERVED], concurrency=False)
-        assert serving["tokens_per_s"] == pytest.approx(served.decode_tokens_per_s, rel=1e-9), REFRESH
+        assert serving["tokens_per_s"] == pytest.approx(served.decode_tokens_per_s, rel=0.02)
+        task = next(t for t in TRAINING_TASKS if t.key == "qlora")
+        batch = row["cells"][task.key][column.key]
+        setup = replace(task.setup, dtype=dtype, batch=batch)
+        step = predict_llm_speed(model, column.spec, setup, ENGINES[EAGER]).train
+        traced = batch * task.setup.seq_len / step.seconds
+        assert row["training_tokens_per_s"][task.key][column.key] == pytest.approx(traced, rel=0.02), column.key
     # The pair runs its halves in turn under generate(); vLLM's tensor parallelism is not predicted.
     assert row["decode_tokens_per_s"][EAGER]["t4x2"] == row["decode_tokens_per_s"][EAGER]["t4"]
     assert row["decode_tokens_per_s"][SERVED]["t4x2"] is None and row["serving"]["t4x2"] is None
-
-
-@pytest.mark.slow
-def test_the_training_rates_are_benchlib_predicts_two_batches_interpolated(table):
-    """A cell's rate is `benchlib predict` at `TRAINING_BATCHES`, interpolated to the cell's batch;
-    and the interpolation is close to predicting the cell's batch itself (a step is affine in the batch)."""
-    if table["versions"] != versions():
-        pytest.skip(f"the table was predicted with {table['versions']}, this environment has {versions()}; {REFRESH}")
-    row = next(r for r in table["rows"] if r["model"] == ONE_MODEL)
-    model = resolve_model(row["model"])
-    task = next(t for t in TRAINING_TASKS if t.key == "qlora")
-    # fp16 on the T4, between the first two batches counted; bf16 on the A100 80GB, between the next two.
-    for column in (COLUMNS[0], next(c for c in COLUMNS if c.key == "a100-80")):
-        dtype = table["speed"]["dtypes"][column.key]
-        batch = row["cells"][task.key][column.key]
-        assert batch > 0
-
-        def step(b: int, column=column, dtype=dtype):
-            setup = make_setup("qlora", dtype=dtype, batch=b, seq_len=task.setup.seq_len, grad_checkpointing=True)
-            return predict_llm_speed(model, column.spec, setup, ENGINES[EAGER]).train
-
-        times = {b: step(b) for b in TRAINING_BATCHES}
-        interpolated = batch * task.setup.seq_len / interpolated_step(times, batch).seconds
-        assert row["training_tokens_per_s"][task.key][column.key] == pytest.approx(interpolated, rel=1e-9), REFRESH
-        direct = batch * task.setup.seq_len / step(batch).seconds
-        assert interpolated == pytest.approx(direct, rel=0.05), (column.key, batch)
-    assert TRAINING_BATCHES[1] < row["cells"][task.key]["a100-80"] < TRAINING_BATCHES[2]  # the second stretch
 
 
 def _reached(column) -> tuple[float, float]:
@@ -450,3 +488,26 @@ def test_benchlib_tables_rejects_bad_input_by_name(args, message):
     result = CliRunner().invoke(app, ["tables", *args])
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
+
+
+def test_benchlib_tables_computes_the_formulas_before_the_table_evaluated_from_them():
+    chosen = tables.in_order(tables.all_tables()[name] for name in (TABLE.name, "llm_formulas"))
+    assert [t.name for t in chosen] == ["llm_formulas", TABLE.name]
+    assert "table/llm_formulas.json" in TABLE.inputs()
+
+
+def test_the_table_is_not_computed_from_stale_formulas(monkeypatch, tmp_path):
+    """Cells from formulas that no longer match their inputs would be old answers: the command
+    says which file, why, and what to run, and writes nothing."""
+    real = tables.stale_reasons
+    monkeypatch.setattr(
+        tables,
+        "stale_reasons",
+        lambda table: ["code/benchlib/predict/count.py changed"] if table.name == "llm_formulas" else real(table),
+    )
+    result = CliRunner().invoke(app, ["tables", "--only", TABLE.name, "--out", str(tmp_path)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1 and "Traceback" not in said
+    assert "llm_formulas.json" in said and "count.py changed" in said
+    assert "benchlib tables --only llm_formulas" in said
+    assert not list(tmp_path.iterdir())

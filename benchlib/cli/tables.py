@@ -63,14 +63,19 @@ def tables(
     unknown = [name for name in only or [] if name not in known]
     if unknown:
         raise usage_error(f"--only: {', '.join(unknown)} is not a table; choose from {', '.join(known)}")
-    chosen = [known[name] for name in dict.fromkeys(only or known)]
+    # A table computed from another's file comes after it (can_i_run_it evaluates llm_formulas).
+    chosen = registry.in_order(known[name] for name in dict.fromkeys(only or known))
     if check:
         _check(chosen)
         return
     if out is not None and not out.is_dir():
         raise usage_error(f"--out {out}: the folder {out} does not exist")
     for table in chosen:
-        contents = _compute(table)
+        try:
+            contents = _compute(table)
+        except registry.TableMissing as exc:
+            print_error(str(exc))
+            raise typer.Exit(1)
         target = (out / table.path.name) if out is not None else table.path
         try:
             registry.write(table, contents, target)

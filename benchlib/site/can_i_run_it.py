@@ -143,7 +143,6 @@ def _speed_legend(table: dict[str, Any], task: str) -> dict[str, Any]:
         "pairs": [c["label"] for c in columns if c["count"] > 1],
         "no_served": [{"label": labels[key], "why": why} for key, why in speed["no_served_engine"].items()],
         "vllm_requirements": speed["vllm_requirements"],
-        "batches": ", ".join(str(b) for b in speed["training_batches"][:-1]) + f" and {speed['training_batches'][-1]}",
         "eager_error": error_text(eager, "decode"),
         "served_error": error_text(served, "decode"),
         "training_error": error_text(eager, "training"),

@@ -69,6 +69,8 @@ class Table:
     summary: Callable[[dict[str, Any]], str] = lambda table: ""
     # Written on one line: a table of long lists of numbers (formulas) would be mostly indentation.
     compact: bool = False
+    # The tables whose committed files this one is computed from: `benchlib tables` computes them first.
+    reads: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -105,6 +107,17 @@ _loaded = False
 
 def register(table: Table) -> Table:
     return add_named(_REGISTRY, table, "table")
+
+
+def in_order(tables: Iterable[Table]) -> list[Table]:
+    """``tables`` with each after the ones among them it reads (`Table.reads`), else in the order given."""
+    todo, done = list(tables), []
+    while todo:
+        names = {t.name for t in todo}
+        ready = next(t for t in todo if not names.intersection(t.reads))
+        todo.remove(ready)
+        done.append(ready)
+    return done
 
 
 def all_tables() -> dict[str, Table]:
@@ -185,6 +198,29 @@ def data_digests(*names: str) -> dict[str, str]:
     return {
         f"data/{name}": digest_json(_data_values(name, data_file(name).read_text(encoding="utf-8"))) for name in names
     }
+
+
+def table_digests(*names: str) -> dict[str, str]:
+    """Digests of the committed tables ``names`` (``table/<name>.json``) that another table is computed
+    from: of what each was computed from (its inputs' digests and versions), which fix its values,
+    not of when it was written."""
+    return {f"table/{name}.json": _computed_from(table_file(f"{name}.json")) for name in names}
+
+
+def _computed_from(path: Path) -> str:
+    """The digest of a table file's ``inputs`` and ``versions``, read without parsing the values after
+    them (`compute` writes them first; the formulas' file is 10 MB); "missing" where it can't be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        fields = []
+        for field in ("inputs", "versions"):
+            found = re.search(rf'"{field}"\s*:\s*', text)
+            if found is None:
+                return "missing"
+            fields.append(json.JSONDecoder().raw_decode(text, found.end())[0])
+    except (OSError, ValueError):
+        return "missing"
+    return digest_json(fields)
 
 
 # ----------------------------------------------------------------------------- code

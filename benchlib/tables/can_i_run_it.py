@@ -1,26 +1,26 @@
 """The "Can I run it?" table: every shipped language model on the GPUs readers get, predicted once and committed.
 
-Predicting the whole table takes minutes, too long for every site build, so `benchlib tables`
-writes it to ``benchlib/tables/can_i_run_it.json`` (with the versions, date and allowances it used) and the
-site reads that file. The comparison with published measurements (:mod:`benchlib.predict.published_memory`)
-goes in the same file, and so do the speeds, predicted by :mod:`benchlib.predict.llm_speed` as
-`benchlib predict` predicts them (the same `CountedCall.time`): decode tokens/s per engine (eager
-``generate()`` and a served engine) at batch 1, the served engine's aggregate decode at the
-largest concurrency whose KV caches fit (capped at `SERVING_BATCH_CAP`), and each training task's
-tokens/s at the cell's largest batch. ``tests/test_tables_can_i_run_it.py`` re-predicts cells to check the
-file is current.
+The site build only reads, so `benchlib tables` writes this table to
+``benchlib/tables/can_i_run_it.json`` (with the versions, date and allowances it used) and the site
+reads that file. Its cells and speeds are the committed formulas evaluated (`benchlib.tables.llm_formulas`,
+read through :mod:`benchlib.predict.formula_file`), as `benchlib fit` and `benchlib predict` and the
+picker evaluate them, so the static tables and the picker give one answer:
 
-Counting a training step for every cell's batch would take too long (13 models x 3 tasks x 10
-columns), so each task is counted at a few batches (`TRAINING_BATCHES`) and the step's time
-interpolated linearly in the batch between the two around the cell's: a step's work (its FLOPs,
-its activation traffic, its launches) is affine in the batch, with the weights' and optimizer's
-traffic as the constant part. Only where an op changes what bounds it (its launch, then its work)
-between two counted batches is the interpolation approximate (by up to 8 % at batch 3, less
-further up); ``tests/test_tables_can_i_run_it.py`` checks it against counting a cell's own batch.
+* each cell: the longest context at batch 1 (inference) or the largest batch of
+  `TRAINING_SEQ_LEN`-token samples (training), on the column's GPUs (two split the layers in order);
+* decode tokens/s per engine (eager ``generate()`` and a served engine) at batch 1 with a full
+  context, the served engine's aggregate decode at the largest concurrency whose KV caches fit
+  (capped at `SERVING_BATCH_CAP`), and each training task's tokens/s at the cell's own batch, timed
+  with the engines' rules (the same `CountedCall.time` as `benchlib predict`).
+
+What the formulas don't hold is traced here: the GGUF tab (llama.cpp's buffers and its decode step),
+the QLoRA snippet's setup, and the comparison with published measurements
+(:mod:`benchlib.predict.published_memory`), which checks the traces themselves.
+``tests/test_tables_can_i_run_it.py`` re-predicts cells both ways to check the file is current.
 
 A step's ops are the same in fp16 and bf16 (the same shapes and bytes; only the peak the
-arithmetic runs at differs), so each call is counted once in bf16 and relabelled fp16 for the
-GPUs without bf16 (T4, P100).
+arithmetic runs at differs), so each call is taken in bf16 and relabelled fp16 for the GPUs
+without bf16 (T4, P100).
 """
 
 from __future__ import annotations
@@ -36,21 +36,15 @@ from benchlib.catalog.gpus import AcceleratorSpec, find_gpu
 from benchlib.catalog.language_models import LanguageModel, resolve_model, shipped_models
 from benchlib.core.cache import cache_folder
 from benchlib.core.package_data import table_file
-from benchlib.predict.engines import ENGINES, Engine, EngineTime, engine_numbers
+from benchlib.predict.engines import ENGINES, EngineTime, engine_numbers
+from benchlib.predict.formula_file import Formulas, ModelFormulas
 from benchlib.predict.hosts import PROSE_FIELDS as HOST_PROSE_FIELDS
 from benchlib.predict.hosts import Host, default_host
 from benchlib.predict.llama_cpp import METHOD as LLAMA_CPP_METHOD
 from benchlib.predict.llama_cpp import fit_llama_cpp
 from benchlib.predict.llm_memory import LLMPredictor, Setup, make_setup
 from benchlib.predict.llm_options import llama_cpp_weights
-from benchlib.predict.llm_speed import (
-    METHOD,
-    CountedCall,
-    count_inference,
-    count_training,
-    default_dtype,
-    max_concurrency,
-)
+from benchlib.predict.llm_speed import METHOD, CountedCall, InferenceCalls, count_inference, default_dtype
 from benchlib.predict.memory import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
@@ -66,10 +60,12 @@ from benchlib.predict.published_memory import (
     median_abs_error,
     published_rows,
 )
-from benchlib.predict.roofline import GpuRates, engine_figures, gpu_rates
-from benchlib.tables import Table, code_digests, data_digests, digest_json, register
+from benchlib.predict.roofline import engine_figures, gpu_rates
+from benchlib.tables import Table, code_digests, data_digests, digest_json, register, table_digests
 
 NAME = "can_i_run_it"
+# The table whose formulas the cells are evaluated from: `benchlib tables` computes it first.
+FORMULAS = "llm_formulas"
 TABLE_FILE = table_file(f"{NAME}.json")
 # What the traces depend on besides benchlib.
 PACKAGES = ("torch", "transformers", "peft")
@@ -81,8 +77,6 @@ TABLE_ENGINES = (EAGER, SERVED, LLAMA_CPP)
 # A served engine's batch for the cost of generating: the largest concurrency whose KV caches fit,
 # but no more than this many sequences (a busy server; more adds latency for every reader).
 SERVING_BATCH_CAP = 64
-# The batches each training step is counted at; a cell's batch is interpolated between the two around it.
-TRAINING_BATCHES = (1, 8, 64)
 # A budget no model here exceeds: llama.cpp's buffers with every layer on the GPU.
 UNLIMITED = 1 << 50
 # Columns where the served engine is not predicted, and why (the page's legend says so).
@@ -235,20 +229,17 @@ def _as_dtype(call: CountedCall, dtype: str) -> CountedCall:
 
 
 class _Calls:
-    """One model's counted calls, each counted once (in bf16) and shared by every column."""
+    """One model's calls: the formulas' at any batch (in bf16, relabelled per column), and the GGUF
+    file's decode step, counted once."""
 
-    def __init__(self, model: LanguageModel) -> None:
-        self.model = model
-        self._decode: dict[int, CountedCall | None] = {}
-        self._train: dict[tuple[str, int], CountedCall] = {}
+    def __init__(self, model: LanguageModel, formulas: dict[str, ModelFormulas]) -> None:
+        self.model, self.formulas = model, formulas
         self._gguf: tuple[CountedCall | None] | None = None
 
     def decode(self, batch: int, dtype: str) -> CountedCall | None:
-        if batch not in self._decode:
-            setup = make_setup("inference", batch=batch, seq_len=INFERENCE.setup.seq_len)
-            self._decode[batch] = count_inference(self.model, setup).decode
-        call = self._decode[batch]
-        return _as_dtype(call, dtype) if call is not None else None
+        calls = self.formulas[INFERENCE.key].calls(batch, INFERENCE.setup.seq_len)
+        assert isinstance(calls, InferenceCalls)
+        return _as_dtype(calls.decode, dtype) if calls.decode is not None else None
 
     def decode_gguf(self) -> CountedCall | None:
         """One decode step of the GGUF task's file, as llama.cpp runs it (f16 compute on every card)."""
@@ -258,30 +249,9 @@ class _Calls:
         return self._gguf[0]
 
     def train(self, task: Task, batch: int, dtype: str) -> CountedCall:
-        if (task.key, batch) not in self._train:
-            setup = replace(task.setup, dtype="bf16", batch=batch)
-            self._train[task.key, batch] = count_training(self.model, setup)
-        return _as_dtype(self._train[task.key, batch], dtype)
-
-
-def interpolated_step(times: dict[int, EngineTime], batch: int) -> EngineTime:
-    """A training step's time at ``batch`` from its times at `TRAINING_BATCHES`, linear between the two
-    counted batches around it (past the last, from the last two).
-
-    Each op's work is affine in the batch, but an op takes the longer of its work and its launch, so
-    a step's time bends where small ops stop waiting on the host: one straight line from batch 1
-    would miss that bend, so the line is drawn per stretch between counted batches.
-    """
-    counted = sorted(times)
-    upper = next((b for b in counted[1:] if b >= batch), counted[-1])
-    lower = counted[counted.index(upper) - 1]
-    return times[lower].extrapolate(times[upper], (batch - lower) / (upper - lower))
-
-
-def _training_step(calls: _Calls, task: Task, batch: int, rates: GpuRates, engine: Engine) -> EngineTime:
-    dtype = default_dtype(rates)
-    times = {b: calls.train(task, b, dtype).time(rates, engine) for b in TRAINING_BATCHES}
-    return interpolated_step(times, batch)
+        call = self.formulas[task.key].calls(batch, task.setup.seq_len)
+        assert isinstance(call, CountedCall)
+        return _as_dtype(call, dtype)
 
 
 def _work(time: EngineTime, tokens: float) -> dict[str, float]:
@@ -289,7 +259,7 @@ def _work(time: EngineTime, tokens: float) -> dict[str, float]:
     return {"flops_per_token": time.flops / tokens, "bytes_per_token": time.bytes / tokens}
 
 
-def speeds(calls: _Calls, cells: dict[str, dict[str, int | None]], cache_dir: Path | None) -> dict[str, Any]:
+def speeds(calls: _Calls, cells: dict[str, dict[str, int | None]]) -> dict[str, Any]:
     """A row's predicted speeds on every column, None where the model doesn't fit (or an engine doesn't run).
 
     * ``decode_tokens_per_s``: per engine, at batch 1 with a full context of the inference task,
@@ -297,7 +267,7 @@ def speeds(calls: _Calls, cells: dict[str, dict[str, int | None]], cache_dir: Pa
       their layers one after the other (``device_map="auto"``, llama.cpp's ``--split-mode layer``),
       so a pair decodes at one GPU's rate.
     * ``serving``: the served engine at the largest concurrency whose KV caches fit beside the
-      weights (`max_concurrency`), capped at `SERVING_BATCH_CAP`: sequences and aggregate tokens/s.
+      weights (`ModelFormulas.concurrency`), capped at `SERVING_BATCH_CAP`: sequences and aggregate tokens/s.
     * ``training_tokens_per_s``: each training task at the cell's largest batch (none on a pair:
       a step through two GPUs in turn, and what passes between them, is not modelled).
     * ``work``: for each of those, the FLOPs and bytes per token, which a test holds against the
@@ -329,7 +299,7 @@ def speeds(calls: _Calls, cells: dict[str, dict[str, int | None]], cache_dir: Pa
         serving[column.key] = work["serving"][column.key] = None
         if decode[SERVED][column.key] is not None:
             # The inference task's setup: fp16 and bf16 take the same bytes, so one trace serves every column.
-            concurrency = max_concurrency(calls.model, INFERENCE.setup, column.spec, cache_dir).sequences
+            concurrency = calls.formulas[INFERENCE.key].concurrency(column.spec).sequences
             batch = max(1, min(concurrency, SERVING_BATCH_CAP))
             many = calls.decode(batch, dtype)
             assert many is not None
@@ -339,7 +309,7 @@ def speeds(calls: _Calls, cells: dict[str, dict[str, int | None]], cache_dir: Pa
         for task in TRAINING_TASKS:
             batch = cells[task.key][column.key] or 0
             runs = batch > 0 and column.count == 1
-            step = _training_step(calls, task, batch, rates, engines[EAGER]) if runs else None
+            step = calls.train(task, batch, dtype).time(rates, engines[EAGER]) if runs else None
             tokens = batch * task.setup.seq_len
             training[task.key][column.key] = tokens / step.seconds if step else None
             work["training"][task.key][column.key] = _work(step, tokens) if step else None
@@ -376,37 +346,67 @@ def _published_of(models: list[str] | None) -> list[PublishedRow]:
     return [row for row in published_rows() if row.row["model"].lower() in ids]
 
 
+def committed_formulas() -> Formulas:
+    """The formulas table the cells are evaluated from; `TableStale` (naming the command) where it is
+    missing or stale, since cells from old formulas would be old answers."""
+    from benchlib.tables import TableStale, all_tables, refresh_command, stale_reasons
+
+    formulas = all_tables()[FORMULAS]
+    reasons = stale_reasons(formulas)
+    if reasons:
+        raise TableStale(
+            f"{NAME} is evaluated from {formulas.path}, which is not current ({'; '.join(reasons)}); "
+            f"run `{refresh_command(FORMULAS)}` first, or `benchlib tables` for both"
+        )
+    return Formulas.read(formulas.path)
+
+
+def _model_formulas(formulas: Formulas, model: LanguageModel) -> dict[str, ModelFormulas]:
+    """The formulas of each of the model's tasks that are not llama.cpp's (which the table traces)."""
+    found = {}
+    for task in TASKS:
+        if task.engine == LLAMA_CPP or not task.predicts(model):
+            continue
+        mf = formulas.find(model.name, task.setup)
+        if mf is None:
+            raise ValueError(f"{formulas.path} holds no formulas for {model.name} as {task.key}")
+        found[task.key] = mf
+    return found
+
+
 def predict_table(
-    cache_dir: Path | None, on_step: Callable[[str], None] = lambda step: None, models: list[str] | None = None
+    cache_dir: Path | None,
+    on_step: Callable[[str], None] = lambda step: None,
+    models: list[str] | None = None,
+    formulas: Formulas | None = None,
 ) -> dict[str, Any]:
     """Every cell of the table and the published comparison, with what they were predicted with;
-    ``models`` limits both to those shipped models (a check of the writing that needn't trace all)."""
+    ``models`` limits both to those shipped models (a check of the writing that needn't trace all).
+    The cells come from ``formulas`` (default: the committed table, which must be current)."""
+    formulas = formulas or committed_formulas()
     columns = [(c, gpu_memory(c.spec)) for c in COLUMNS]
     rows = []
     for shipped in shipped_models().values():
         if not shipped.on_page or (models and shipped.name not in models):
             continue
+        on_step(f"{shipped.title}: formulas")
         model = resolve_model(shipped.name)
+        found = _model_formulas(formulas, model)
         cells: dict[str, dict[str, int | None]] = {}
         peaks: dict[str, dict[str, int]] = {}
         for task in TASKS:
-            on_step(f"{shipped.title}: {task.key}")
-            if not task.predicts(model):
-                cells[task.key] = {c.key: None for c, _ in columns}
-                continue
             if task.engine == LLAMA_CPP:
+                on_step(f"{shipped.title}: {task.key}")
                 cells[task.key], peaks[task.key] = _llama_cpp_cells(model, task, columns, cache_dir)
-                continue
-            predictor = LLMPredictor(model, task.setup, cache_dir)
-            # Two GPUs split the layers in order (device_map="auto"), for every task: a cell is the fullest GPU's.
-            cells[task.key] = {
-                c.key: (predictor.split(c.count) if c.count > 1 else predictor).predict(one, verify=False).largest
-                for c, one in columns
-            }
-            size = task.setup.seq_len if task.setup.mode == "inference" else 1
-            peaks[task.key] = predictor.breakdown(size)
+            elif task.key not in found:
+                cells[task.key] = {c.key: None for c, _ in columns}
+            else:
+                # Two GPUs split the layers in order (device_map="auto"), for every task: a cell is the fullest GPU's.
+                mf = found[task.key]
+                cells[task.key] = {c.key: mf.predict(one, gpus=c.count).largest for c, one in columns}
+                peaks[task.key] = mf.at(1, task.setup.seq_len)
         on_step(f"{shipped.title}: speeds")
-        predicted = speeds(_Calls(model), cells, cache_dir)
+        predicted = speeds(_Calls(model, found), cells)
         rows.append(
             {
                 "model": shipped.name,
@@ -485,7 +485,6 @@ def predict_table(
             "no_served_engine": NO_SERVED_ENGINE,
             "vllm_requirements": VLLM_REQUIREMENTS,
             "serving_batch_cap": SERVING_BATCH_CAP,
-            "training_batches": list(TRAINING_BATCHES),
             "training_seq_len": TRAINING_SEQ_LEN,
         },
         "snippet": {
@@ -531,7 +530,8 @@ def predicted_models() -> list[str]:
 
 def inputs() -> dict[str, str]:
     """What the table was predicted from: the shipped configs, the published peaks, the columns'
-    memory and speed figures, the engines' constants and the code that predicts. Not the rest of
+    memory and speed figures, the engines' constants, the formulas (what they were computed from)
+    and the code that predicts. Not the rest of
     the specs: a new price changes none of it (the pages work out costs from the prices when the
     site is built).
 
@@ -545,6 +545,7 @@ def inputs() -> dict[str, str]:
         "speed rates": speed_digest(),
         "engine constants": engine_digest(),
         **data_digests("reached_rates.yaml"),
+        **table_digests(FORMULAS),
         **code_digests(__name__),
     }
 
@@ -563,8 +564,9 @@ TABLE = register(
         "and the comparison with published peak memories",
         compute=lambda on_step: predict_table(cache_folder("fit-llm"), on_step),
         inputs=inputs,
-        steps=lambda: len(predicted_models()) * (len(TASKS) + 1) + 1,
+        steps=lambda: len(predicted_models()) * 3 + 1,
         packages=PACKAGES,
+        reads=(FORMULAS,),
         summary=summary,
     )
 )
