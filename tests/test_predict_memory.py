@@ -49,8 +49,34 @@ def test_solver_matches_brute_force_on_any_convex_peak(lines, budget, first):
     answer = solve_max_batch(lambda b: calls.append(b) or peak(b), budget, first=first, limit=limit)
     assert answer == brute_force(lines, budget, limit)
     assert answer == 0 or answer in calls, "the answer itself must have been traced"
-    # Lines cut the search short; a flat peak can only be doubled up to the limit: log2(5000) ~ 13.
-    assert len(calls) <= 16
+    # Lines cut the search short; a flat peak can only be doubled up to the limit: log2(5000) ~ 13,
+    # and the size after the answer is traced too.
+    assert len(calls) <= 17
+
+
+# Pieces that stop growing: a sliding window's caches, or, extrapolated from reduced depths, a
+# moment that takes over in one traced depth before another.
+capped = st.lists(st.tuples(st.integers(0, 10**7), st.integers(0, 10**9)), max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=lines, capped=capped, budget=st.integers(0, 2 * 10**9))
+def test_solver_matches_brute_force_on_any_non_decreasing_peak(lines, capped, budget):
+    def peak(batch: int) -> int:
+        return max(a + k * batch for a, k in lines) + sum(min(k * batch, cap) for k, cap in capped)
+
+    limit = 5000
+    answer = solve_max_batch(peak, budget, limit=limit)
+    assert answer == max((b for b in range(limit + 1) if peak(b) <= budget), default=0)
+
+
+def test_solver_goes_on_where_a_peak_that_stops_growing_fools_its_bounds():
+    # Steep up to 600, then one per batch: the line through the two failing batches (1,000 and
+    # 2,000) says 550 is the most that fits; 551 fits too, so the search bisects on to 597.
+    def peak(batch: int) -> int:
+        return batch if batch <= 500 else 500 + 20 * (batch - 500) if batch <= 600 else 2500 + batch - 600
+
+    assert solve_max_batch(peak, 2450, {1000: peak(1000), 2000: peak(2000)}) == 597
 
 
 @settings(max_examples=200, deadline=None)
@@ -65,10 +91,11 @@ def test_solver_without_verifying_is_still_exact_for_many_budgets(lines, budgets
         assert answer == brute_force(lines, budget, 5000)
 
 
-def test_solver_needs_two_traces_and_one_check_on_a_straight_line():
+def test_solver_needs_two_traces_and_two_checks_on_a_straight_line():
+    # The answer is traced, and so is the batch after it, which must not fit.
     calls: list[int] = []
     answer = solve_max_batch(lambda b: calls.append(b) or 1000 + 10 * b, 5000, first=(4, 16))
-    assert answer == 400 and calls == [4, 16, 400]
+    assert answer == 400 and calls == [4, 16, 400, 401]
 
 
 def test_solver_traces_nothing_more_when_the_smallest_batch_already_fails():

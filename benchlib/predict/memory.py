@@ -296,12 +296,14 @@ def solve_max_batch(
 ) -> int:
     """The largest batch in ``[0, limit]`` whose ``peak`` is within ``budget`` (0: not even one).
 
-    Assumes ``peak`` is non-decreasing and convex in the batch (a maximum of lines). Then the
-    line through two known points lies below ``peak`` outside them, which bounds the answer
-    from above, and the chord between a fitting and a failing point lies above ``peak``, which
-    bounds it from below. With ``verify`` the answer returned has been traced itself; without,
-    an answer pinned by both bounds is returned untraced (many budgets, as on the buying guide,
-    then share a few traces). ``known`` (batch -> peak) is read and extended.
+    Assumes ``peak`` is non-decreasing, and speeds up while it looks convex (a maximum of lines).
+    Then the line through two known points lies below ``peak`` outside them, which bounds the
+    answer from above, and the chord between a fitting and a failing point lies above ``peak``,
+    which bounds it from below. A peak extrapolated from reduced depths is a difference of such
+    maxima, which need not be convex: so with ``verify`` the answer returned has been traced, and
+    so has the size after it, which must not fit (else the search goes on by bisection alone).
+    Without ``verify``, an answer pinned by both bounds is returned untraced (many budgets, as on
+    the buying guide, then share a few traces). ``known`` (batch -> peak) is read and extended.
     """
     known = {} if known is None else known
 
@@ -317,6 +319,7 @@ def solve_max_batch(
         # The peak never falls as the batch grows: a batch at or above one that fails fails too.
         if not any(b <= batch and v > budget for b, v in known.items()):
             f(batch)
+    convex = True  # until a trace past the bounds' answer fits
     while True:
         lo = max((b for b, v in known.items() if v <= budget), default=0)
         hi = min((b for b, v in known.items() if v > budget and b > lo), default=None)
@@ -326,6 +329,9 @@ def solve_max_batch(
             if 1 in known:
                 return 0
             f(1)
+            continue
+        if not convex:
+            f((lo + hi) // 2 if hi is not None else min(limit, 2 * lo))
             continue
         upper = hi - 1 if hi is not None else limit
         below = [b for b in known if b < lo]
@@ -341,7 +347,10 @@ def solve_max_batch(
             if right > 0:
                 upper = min(upper, math.floor(hi - (known[hi] - budget) / right))
         if upper <= lo:
-            return lo
+            if not verify:
+                return lo
+            convex = f(lo + 1) > budget
+            continue
         chord = lo + math.floor((budget - known[lo]) * (hi - lo) / (known[hi] - known[lo])) if hi is not None else lo
         if not verify and chord >= upper:
             return upper
