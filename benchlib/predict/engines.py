@@ -279,11 +279,6 @@ class EngineTime:
             **{f: sum(c * getattr(t, f) for c, t in zip(coefficients, times, strict=True)) for f in fields}
         )
 
-    def extrapolate(self, other: EngineTime, steps: float) -> EngineTime:
-        """This time plus ``steps`` times the difference to ``other`` (one more layer): depth extrapolation."""
-        fields = ("compute_s", "memory_s", "overhead_s", "launches", "flops", "bytes")
-        return EngineTime(**{f: getattr(self, f) + steps * (getattr(other, f) - getattr(self, f)) for f in fields})
-
 
 def with_fused_weights(ops: list[OpCost], engine: Engine, tokens_per_call: int) -> list[OpCost]:
     """The ops as ``engine`` runs them: where its kernels read packed weights directly, a dequantize

@@ -246,10 +246,11 @@ class OpsFormula:
     def at(self, batch: int, length: int, experts_per_token: int) -> tuple[OpCost, ...]:
         import numpy as np
 
-        values = np.rint(self.coefficients @ np.array(basis(batch, length), dtype=float)).astype(np.int64)
+        values = np.rint(self.coefficients @ np.array(basis(batch, length), dtype=float)).tolist()
         ops = []
-        for fixed, counts in zip(self.fixed, values.tolist(), strict=True):
-            op = OpCost(**dict(zip(FIXED, fixed)), **dict(zip(GROWING, counts)))
+        for fixed, counts in zip(self.fixed, values, strict=True):
+            # Python's ints: a 70B model's FLOPs at the largest batch and context pass int64's range.
+            op = OpCost(**dict(zip(FIXED, fixed)), **dict(zip(GROWING, map(int, counts))))
             if op.expert_bytes:
                 share = experts_touched(op.experts, min(experts_per_token, op.experts), op.rows / experts_per_token)
                 op = replace(op, bytes=op.bytes + int(share * op.expert_bytes), weight_share=share)
@@ -328,12 +329,19 @@ def time_formula(model: LanguageModel, setup: Setup) -> TimeFormula:
     plan = llm_speed.plan_of(model)
     tracers = [llm_speed.tracer_of(model, setup, layers) for layers in plan.layers]
     calls = ("train",) if setup.trains else ("prefill", "decode")
-    formulas = {call: _call_formula(model, setup, plan, tracers, call) for call in calls}
+    # One count of a prefill and the decode step after it serves both calls' formulas.
+    counts: dict[tuple[int, int, int], Any] = {}
+    formulas = {call: _call_formula(model, setup, plan, tracers, call, counts) for call in calls}
     return TimeFormula(setup, **formulas)
 
 
 def _call_formula(
-    model: LanguageModel, setup: Setup, plan: TracePlan, tracers: list[Any], call: str
+    model: LanguageModel,
+    setup: Setup,
+    plan: TracePlan,
+    tracers: list[Any],
+    call: str,
+    counts: dict[tuple[int, int, int], Any],
 ) -> CallFormula | None:
     """``call``'s formula over every piece of lengths; None where the model makes no such call (an
     encoder has no decode step)."""
@@ -343,8 +351,8 @@ def _call_formula(
         for one in (True, False):
             points = derived_at(one, lengths)
             formulas = []
-            for tracer in tracers:
-                traces = [_count_call(tracer, setup, call, b, n) for b, n in points]
+            for depth, tracer in enumerate(tracers):
+                traces = [_count_call(tracer, setup, call, b, n, counts, depth) for b, n in points]
                 if any(ops is None for ops in traces):
                     return None
                 formulas.append(_ops_formula(traces, points, call))  # type: ignore[arg-type]
@@ -353,14 +361,19 @@ def _call_formula(
     return CallFormula(plan, tuple(pieces), model.experts_per_token, call != "decode")
 
 
-def _count_call(tracer: Any, setup: Setup, call: str, batch: int, length: int) -> tuple[OpCost, ...] | None:
-    """The ops of ``call`` at ``batch`` sequences of ``length`` tokens (None: the model makes no such call)."""
+def _count_call(
+    tracer: Any, setup: Setup, call: str, batch: int, length: int, counts: dict[tuple[int, int, int], Any], depth: int
+) -> tuple[OpCost, ...] | None:
+    """The ops of ``call`` at ``batch`` sequences of ``length`` tokens (None: the model makes no such
+    call); an inference count is kept in ``counts`` by traced depth and size for the other call."""
     from benchlib.predict import llm_speed
 
     at = replace(setup, batch=batch, seq_len=length)
     if call == "train":
         return llm_speed.count_training_step(tracer, at)
-    prefill, decode = llm_speed.count_inference_at(tracer, at, length)
+    if (depth, batch, length) not in counts:
+        counts[depth, batch, length] = llm_speed.count_inference_at(tracer, at, length)
+    prefill, decode = counts[depth, batch, length]
     return prefill if call == "prefill" else decode
 
 

@@ -34,7 +34,7 @@ from benchlib.predict.formula import (
     derived_at,
     length_pieces,
 )
-from benchlib.predict.llm_memory import LARGEST_BATCH, LLMPrediction, Setup
+from benchlib.predict.llm_memory import LARGEST_BATCH, LLMPrediction, Setup, per_gpu_peaks
 from benchlib.predict.llm_speed import Concurrency, CountedCall, InferenceCalls
 
 if TYPE_CHECKING:
@@ -319,27 +319,8 @@ class ModelFormulas:
         return figures
 
     def _per_gpu(self, traced: list[dict[str, dict[str, int]]], gpus: int) -> list[int]:
-        """`LLMPredictor._per_gpu`: layers split in order as evenly as they go, the embeddings on the
-        first GPU, the rest there too when the output layer shares their weights, else on the last."""
-        plan, kinds = self.plan, list(dict.fromkeys(self.plan.full))
-        base = plan.layers[0]
-        assert base is not None
-        depth = len(plan.full)
-        sizes = [depth // gpus + (1 if i < depth % gpus else 0) for i in range(gpus)]
-        starts = [sum(sizes[:i]) for i in range(gpus)]
-        embedding = int(self._memory["embedding_bytes"])
-        peaks = [0] * gpus
-        for phase in traced[0]:
-            first = traced[0][phase]["total"]
-            per_layer = {k: traced[1 + i][phase]["total"] - first for i, k in enumerate(kinds)}
-            rest = first - sum(per_layer[k] for k in base)
-            front = rest if self._memory["tied"] else min(embedding, rest)
-            for i in range(gpus):
-                own = sum(per_layer[k] for k in plan.full[starts[i] : starts[i] + sizes[i]])
-                own += front if i == 0 else 0
-                own += rest - front if i == gpus - 1 else 0
-                peaks[i] = max(peaks[i], own)
-        return peaks
+        """`LLMPredictor._per_gpu`, with the embeddings' bytes and tying as the table wrote them."""
+        return per_gpu_peaks(traced, self.plan, gpus, int(self._memory["embedding_bytes"]), self._memory["tied"])
 
     def peak(self, batch: int, length: int, gpus: int = 1) -> int:
         """The fullest GPU's tensor peak (`LLMPredictor.fullest`, layers split)."""

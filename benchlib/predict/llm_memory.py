@@ -36,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from benchlib.catalog.language_models import EXPERT_FIELDS, LanguageModel
+from benchlib.catalog.language_models import EXPERT_FIELDS, LanguageModel, TracePlan
 from benchlib.core.version import __version__
 from benchlib.predict.memory import DeviceMemory, read_traces, solve_max_batch, write_traces
 from benchlib.predict.weight_formats import GGUF_FORMATS, KV_CACHE_FORMATS, kv_bytes_per_value
@@ -839,34 +839,8 @@ class LLMPredictor:
         return figures
 
     def _per_gpu(self, traced: list[dict[str, dict[str, int]]]) -> list[int]:
-        """Each GPU's tensor peak with the decoder layers split over ``gpus`` in order, as evenly as
-        they go (accelerate's balanced ``device_map="auto"``).
-
-        What a layer of each kind adds comes from the traces; the rest (embeddings, final norm,
-        output layer, logits and loss) goes to the first GPU if the output layer shares the
-        embeddings' weights, else the embeddings go to the first GPU and the rest to the last.
-        Each GPU's peak is taken as if all came at once, the cautious case.
-        """
-        plan, kinds = self.plan, list(dict.fromkeys(self.plan.full))
-        base = plan.layers[0]
-        assert base is not None
-        depth, gpus = len(plan.full), self.gpus
-        sizes = [depth // gpus + (1 if i < depth % gpus else 0) for i in range(gpus)]
-        starts = [sum(sizes[:i]) for i in range(gpus)]
-        embedding = self._embedding_bytes()
         tied = bool(getattr(self.model.text_config, "tie_word_embeddings", False))
-        peaks = [0] * gpus
-        for phase in traced[0]:
-            first = traced[0][phase]["total"]
-            per_layer = {k: traced[1 + i][phase]["total"] - first for i, k in enumerate(kinds)}
-            rest = first - sum(per_layer[k] for k in base)
-            front = rest if tied else min(embedding, rest)
-            for i in range(gpus):
-                own = sum(per_layer[k] for k in plan.full[starts[i] : starts[i] + sizes[i]])
-                own += front if i == 0 else 0
-                own += rest - front if i == gpus - 1 else 0
-                peaks[i] = max(peaks[i], own)
-        return peaks
+        return per_gpu_peaks(traced, self.plan, self.gpus, self._embedding_bytes(), tied)
 
     def _embedding_bytes(self) -> int:
         """The input embeddings' stored bytes (a GGUF file's packed rows are a buffer), and in full
@@ -962,3 +936,35 @@ def predict_llm(
     """Predict the peak memory of ``model`` run as ``setup`` on ``device`` (``gpus`` of them, sharing
     the work as ``parallel`` says), and the largest batch or context (data parallel: per GPU)."""
     return LLMPredictor(model, setup, cache_dir, gpus, parallel).predict(device, verify=verify)
+
+
+def per_gpu_peaks(
+    traced: list[dict[str, dict[str, int]]], plan: TracePlan, gpus: int, embedding: int, tied: bool
+) -> list[int]:
+    """Each GPU's tensor peak with the decoder layers split over ``gpus`` in order, as evenly as
+    they go (accelerate's balanced ``device_map="auto"``), from the peaks of ``plan``'s traced
+    depths by phase.
+
+    What a layer of each kind adds comes from the traces; the rest (embeddings, final norm,
+    output layer, logits and loss) goes to the first GPU if the output layer shares the
+    embeddings' weights (``tied``), else the embeddings (``embedding`` bytes) go to the first GPU
+    and the rest to the last. Each GPU's peak is taken as if all came at once, the cautious case.
+    """
+    kinds = list(dict.fromkeys(plan.full))
+    base = plan.layers[0]
+    assert base is not None
+    depth = len(plan.full)
+    sizes = [depth // gpus + (1 if i < depth % gpus else 0) for i in range(gpus)]
+    starts = [sum(sizes[:i]) for i in range(gpus)]
+    peaks = [0] * gpus
+    for phase in traced[0]:
+        first = traced[0][phase]["total"]
+        per_layer = {k: traced[1 + i][phase]["total"] - first for i, k in enumerate(kinds)}
+        rest = first - sum(per_layer[k] for k in base)
+        front = rest if tied else min(embedding, rest)
+        for i in range(gpus):
+            own = sum(per_layer[k] for k in plan.full[starts[i] : starts[i] + sizes[i]])
+            own += front if i == 0 else 0
+            own += rest - front if i == gpus - 1 else 0
+            peaks[i] = max(peaks[i], own)
+    return peaks
