@@ -197,10 +197,13 @@ def test_a_setup_finds_the_committed_one_it_differs_from_only_in_size_and_half_p
     assert setup_key(setups, make_setup("inference", weights="gptq-int4", dtype="fp16")) == "inference-gptq-int4"
     assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, dtype="fp16", batch=4)) == "qlora"
     assert setup_key(setups, make_setup("train", dtype="fp16", grad_checkpointing=True)) == "train"
+    assert setup_key(setups, make_setup("inference", dtype="fp16", kv_cache="fp8")) == "inference-bf16-kv-fp8"
+    assert setup_key(setups, make_setup("inference", weights="awq-int4")) == "inference-awq-int4"
     # Anything else is another setup, traced.
     assert setup_key(setups, make_setup("qlora")) is None  # without checkpointing
     assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=64)) is None
-    assert setup_key(setups, make_setup("inference", kv_cache="fp8")) is None
+    assert setup_key(setups, make_setup("inference", kv_cache="q8_0")) is None
+    assert setup_key(setups, make_setup("inference", weights="fp8", kv_cache="fp8")) is None
     assert setup_key(setups, make_setup("inference", dtype="fp16", kv_cache="bf16")) is None
     assert setup_key(setups, make_setup("train", grad_checkpointing=True)) is None  # fp32 compute
 

@@ -50,6 +50,9 @@ def test_the_embedded_data_is_the_committed_tables_reshaped(table, formulas, con
     assert data == json.loads(json.dumps(llm_fit.picker_data()))
     assert [m["key"] for m in data["models"]] == [m["model"] for m in formulas["models"]]
     assert [s["key"] for s in data["setups"]] == list(formulas["setups"])
+    # The weights menu tells two setups of one format apart by their KV cache.
+    labels = [s["label"] for s in data["setups"] if s["mode"] == "inference"]
+    assert len(set(labels)) == len(labels) and "bf16, fp8 KV cache" in labels and "awq-int4" in labels
     assert [m["key"] for m in data["modes"]] == list(dict.fromkeys(s["mode"] for s in formulas["setups"].values()))
     assert data["created"] == formulas["created"][:10]
     for model, entry in zip(data["models"], formulas["models"], strict=True):
@@ -108,7 +111,7 @@ def test_a_model_added_to_the_formulas_reaches_the_picker_unchanged(formulas, mo
     monkeypatch.setattr(llm_fit, "read_table", lambda name: grown if name == "llm_formulas" else read(name))
     data = llm_fit.picker_data()
     assert data["models"][-1]["key"] == "new-model"
-    assert data["models"][-1]["not_predicted"] == {"train": "its step runs other operations at other sizes"}
+    assert data["models"][-1]["not_predicted"]["train"] == "its step runs other operations at other sizes"
     page = llm_fit.picker()
     assert "<b>9B</b>" not in page and embedded(page)["models"][-1]["title"] == "New Model <b>9B</b>"
 

@@ -403,7 +403,16 @@ def picker_data() -> dict[str, Any]:
             for m in formulas["models"]
         ],
         "setups": [
-            {"key": k, "mode": s["mode"], "weights": s["weights"], "dtype": s["dtype"], "describe": s["describe"]}
+            {
+                "key": k,
+                "mode": s["mode"],
+                "weights": s["weights"],
+                "dtype": s["dtype"],
+                "describe": s["describe"],
+                # What the weights menu shows: the format, and a KV cache stored in another.
+                "label": s["weights"]
+                + (f", {s['kv_cache']} KV cache" if s["mode"] == "inference" and s["kv_cache"] != s["dtype"] else ""),
+            }
             for k, s in setups.items()
         ],
         "modes": [{"key": m, "label": MODE_LABELS.get(m, m)} for m in modes],

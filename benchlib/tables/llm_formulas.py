@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict
+from functools import cache
 from multiprocessing import get_context
 from typing import Any
 
@@ -35,14 +36,22 @@ from benchlib.tables import Table, code_digests, data_digests, register
 NAME = "llm_formulas"
 PACKAGES = ("torch", "transformers", "peft")
 # The setups the picker offers, each at its sizes' defaults (the formulas hold every batch and
-# length): bf16 inference and the quantized formats readers load in transformers, and the three
-# ways of fine-tuning with gradient checkpointing, as recipes for small GPUs do. Computed in bf16:
-# fp16 takes the same bytes and the same ops (the picker runs a T4's at its fp16 peak).
+# length): bf16 inference, with its KV cache in fp8 too (vLLM's --kv-cache-dtype fp8), and every
+# quantized format `benchlib fit --weights` takes but GGUF's (llama.cpp's, which the table
+# "can_i_run_it" answers); and the three ways of fine-tuning with gradient checkpointing, as
+# recipes for small GPUs do. Computed in bf16: fp16 takes the same bytes and the same ops (the
+# picker runs a T4's at its fp16 peak). Inference takes seconds a model and setup, a training
+# setup about a minute.
 SETUPS: dict[str, Setup] = {
     "inference-bf16": make_setup("inference"),
+    "inference-bf16-kv-fp8": make_setup("inference", kv_cache="fp8"),
+    "inference-int8": make_setup("inference", weights="int8"),
     "inference-nf4": make_setup("inference", weights="nf4"),
     "inference-gptq-int4": make_setup("inference", weights="gptq-int4"),
+    "inference-gptq-int8": make_setup("inference", weights="gptq-int8"),
+    "inference-awq-int4": make_setup("inference", weights="awq-int4"),
     "inference-fp8": make_setup("inference", weights="fp8"),
+    "inference-mxfp4": make_setup("inference", weights="mxfp4"),
     "qlora": make_setup("qlora", grad_checkpointing=True),
     "lora": make_setup("lora", grad_checkpointing=True),
     "train": make_setup("train", dtype="bf16", grad_checkpointing=True),
@@ -151,6 +160,21 @@ def _entry_of(job: tuple[str, str]) -> tuple[str, str, dict[str, Any]]:
         return (*job, entry(*job))
 
 
+def _work(job: tuple[str, str]) -> int:
+    """How many calls a job traces, roughly: per traced depth and piece of lengths, a training step
+    (forward, backward, checkpointed forward and update, for memory and for time) or a prefill."""
+    return _traced_pieces(job[0]) * (4 if SETUPS[job[1]].trains else 1)
+
+
+@cache
+def _traced_pieces(name: str) -> int:
+    from benchlib.predict.formula import length_pieces
+    from benchlib.predict.llm_speed import plan_of
+
+    model = resolve_model(name)
+    return len(plan_of(model).layers) * len(length_pieces(model))
+
+
 def predicted_models() -> list[str]:
     return [m.name for m in shipped_models().values() if m.on_page]
 
@@ -158,7 +182,8 @@ def predicted_models() -> list[str]:
 def compute_table(on_step: Callable[[str], None], models: list[str] | None = None) -> dict[str, Any]:
     """Every model's formulas, in parallel over the machine's cores (each job builds its own models)."""
     names = models or predicted_models()
-    jobs = [(name, key) for name in names for key in SETUPS]
+    # The longest jobs first, so that no core is left with one of them at the end.
+    jobs = sorted(((name, key) for name in names for key in SETUPS), key=_work, reverse=True)
     found: dict[tuple[str, str], dict[str, Any]] = {}
     workers = max(1, min(len(jobs), os.cpu_count() or 1))
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:

@@ -581,7 +581,7 @@
     // Each mode's weight formats: the formulas' setups, and for inference llama.cpp's GGUF file.
     function formatsFor(mode) {
       var formats = data.setups.filter(function (s) { return s.mode === mode; })
-        .map(function (s) { return { value: s.key, label: s.weights }; });
+        .map(function (s) { return { value: s.key, label: s.label }; });
       if (mode === "inference" && data.gguf) formats.push({ value: data.gguf.key, label: data.gguf.weights + " (llama.cpp)" });
       return formats;
     }
@@ -740,12 +740,14 @@
       var modeLabel = find(data.modes, setup.mode).label;
       if (modeLabel.charAt(1) === modeLabel.charAt(1).toLowerCase()) modeLabel = modeLabel.toLowerCase();
       // The weights as the GPU loads them: 16-bit weights in fp16 where it has no bf16.
-      var weights = find(data.setups, choice.setup).weights;
+      var chosen = find(data.setups, choice.setup), weights = chosen.weights;
       if (weights === "bf16" && gpu.dtype !== "bf16") weights = gpu.dtype;
+      // A KV cache stored in another format, as the weights menu says it (", fp8 KV cache").
+      var cache = chosen.label.slice(chosen.weights.length);
       var sized = trains
         ? "batch " + number.format(choice.batch) + " × " + tokensText(choice.length)
         : (choice.batch > 1 ? choice.batch + " sequences × " : "one sequence of ") + tokensText(choice.length);
-      var setting = model.title + ", " + modeLabel + " with " + weights + " weights, " + sized + " on " + on;
+      var setting = model.title + ", " + modeLabel + " with " + weights + " weights" + cache + ", " + sized + " on " + on;
       var setupFact = ["setup", "Setup: " + setup.describe + (gpu.dtype !== setup.dtype && setup.dtype === "bf16"
         ? " (in " + gpu.dtype + ": the " + gpu.name + " has no bf16)" : "") + "." + (result.note ? " Note: " + result.note + "." : ""), ""];
       if (result.notPredicted) {
