@@ -247,6 +247,20 @@ def test_a_setup_the_formulas_could_not_be_derived_for_says_why(page, site_url, 
     assert why in shown["text"]
 
 
+def test_the_weights_menu_offers_what_the_chosen_model_has_formulas_for(can_i, formulas):
+    """MXFP4 quantizes a mixture of experts' experts: offered for gpt-oss, not for a dense model."""
+    picker = can_i.locator(".fg-picker--live")
+    menu = picker.locator("[data-control=weights] option")
+    picker.locator("[data-control=mode]").select_option("inference")
+    for model in ("gpt-oss-20b", "llama-3.1-8b"):
+        picker.locator("[data-control=model]").select_option(model)
+        row = next(m for m in formulas["models"] if m["model"] == model)
+        offered = [key for key in menu.evaluate_all("options => options.map(o => o.value)") if key in row["setups"]]
+        assert offered == [k for k, e in row["setups"].items() if "memory" in e and k.startswith("inference")]
+        assert ("inference-mxfp4" in offered) == (model == "gpt-oss-20b")
+    assert "bf16, fp8 KV cache" in menu.all_inner_texts()
+
+
 def test_llama_cpp_answers_from_the_table_for_its_gguf_file(can_i, formulas):
     table = read("can_i_run_it")
     gguf = table["speed"]["gguf_task"]

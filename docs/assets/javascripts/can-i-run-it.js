@@ -578,9 +578,11 @@
       form.querySelector("label[for='" + ids[name] + "']").textContent = text;
     }
 
-    // Each mode's weight formats: the formulas' setups, and for inference llama.cpp's GGUF file.
+    // Each mode's weight formats: the formulas' setups the chosen model has (no MXFP4 for a model
+    // without experts), and for inference llama.cpp's GGUF file.
     function formatsFor(mode) {
-      var formats = data.setups.filter(function (s) { return s.mode === mode; })
+      var model = find(data.models, controls.model.value);
+      var formats = data.setups.filter(function (s) { return s.mode === mode && !(model && model.not_predicted[s.key]); })
         .map(function (s) { return { value: s.key, label: s.label }; });
       if (mode === "inference" && data.gguf) formats.push({ value: data.gguf.key, label: data.gguf.weights + " (llama.cpp)" });
       return formats;
@@ -615,6 +617,7 @@
 
     function labelControls() {
       var mode = controls.mode.value, inference = mode === "inference";
+      fill(controls.weights, formatsFor(mode));
       fill(controls.engine, enginesFor(controls.weights.value));
       label("batch", inference ? "Sequences at once" : "Batch");
       label("tokens", inference ? "Prompt length (tokens)" : "Sample length (tokens)");
