@@ -17,12 +17,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from timed_run import timed_run
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHLIB = Path(sys.executable).with_name("benchlib")
@@ -40,12 +40,10 @@ def run_once(arguments: list[str]) -> tuple[float, dict[str, Any]]:
     """One fresh process's wall seconds and its answer (``--json``)."""
     with tempfile.TemporaryDirectory(prefix="benchlib-formulas-") as cache:
         env = os.environ | {"BENCHLIB_CACHE_DIR": cache, "HF_HUB_OFFLINE": "1"}
-        started = time.perf_counter()
-        run = subprocess.run([str(BENCHLIB), *arguments, "--json"], cwd=ROOT, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - started
-    if run.returncode != 0:
-        sys.exit(f"benchlib {' '.join(arguments)} failed:\n{(run.stdout + run.stderr)[-4000:]}")
-    return wall, json.loads(run.stdout)
+        wall, printed = timed_run(
+            [str(BENCHLIB), *arguments, "--json"], cwd=ROOT, env=env, what=f"benchlib {' '.join(arguments)}"
+        )
+    return wall, json.loads(printed)
 
 
 def summary(answer: dict[str, Any]) -> str:

@@ -28,10 +28,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
+
+from timed_run import timed_run
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "benchmarks/results/"
@@ -61,17 +62,8 @@ def build(site_dir: Path, origin: str, results: str | None, cache: Path) -> floa
     env |= {"SITE_URL": origin, "NO_MKDOCS_2_WARNING": "1", "BENCHLIB_CACHE_DIR": str(cache)}
     if results:
         env["BENCHLIB_RESULTS_DIR"] = results
-    started = time.perf_counter()
-    run = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    wall = time.perf_counter() - started
-    if run.returncode != 0:
-        sys.exit(f"mkdocs build --strict failed:\n{(run.stdout + run.stderr)[-4000:]}")
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)]
+    wall, _ = timed_run(command, cwd=ROOT, env=env, what="mkdocs build --strict")
     return wall
 
 
@@ -100,13 +92,10 @@ def fresh_clone_command_1(tmp: Path) -> tuple[float, float, str]:
         "BENCHLIB_CACHE_DIR": str(tmp / "benchlib-cache"),
         "NO_MKDOCS_2_WARNING": "1",
     }
-    seconds = []
-    for part in command_1():
-        started = time.perf_counter()
-        run = subprocess.run(["bash", "-c", part], cwd=clone, env=env, capture_output=True, text=True)
-        seconds.append(time.perf_counter() - started)
-        if run.returncode != 0:
-            sys.exit(f"README command 1 failed at `{part}`:\n{(run.stdout + run.stderr)[-4000:]}")
+    seconds = [
+        timed_run(["bash", "-c", part], cwd=clone, env=env, what=f"README command 1 at `{part}`")[0]
+        for part in command_1()
+    ]
     return seconds[0], seconds[1], commit
 
 

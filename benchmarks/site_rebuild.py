@@ -19,8 +19,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timed_run import timed_run
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -39,11 +40,7 @@ def _build(tree: Path, out: Path, builder: str) -> float:
         if builder == "mkdocs"
         else [str(BIN / "zensical"), "build", "--strict"]
     )
-    started = time.perf_counter()
-    run = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if run.returncode != 0:
-        sys.exit(f"error: {builder} build of {tree} failed:\n{(run.stdout + run.stderr)[-3000:]}")
+    elapsed, _ = timed_run(command, cwd=tree, env=env, what=f"{builder} build of {tree}")
     return elapsed
 
 

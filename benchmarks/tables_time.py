@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timed_run import timed_run
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHLIB = Path(sys.executable).with_name("benchlib")
@@ -35,17 +35,8 @@ def time_table(name: str) -> float:
         cache, out = Path(folder) / "cache", Path(folder) / "out"
         out.mkdir()
         env = os.environ | {"BENCHLIB_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
-        started = time.perf_counter()
-        run = subprocess.run(
-            [str(BENCHLIB), "tables", "--only", name, "--out", str(out)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        wall = time.perf_counter() - started
-    if run.returncode != 0:
-        sys.exit(f"benchlib tables --only {name} failed:\n{(run.stdout + run.stderr)[-4000:]}")
+        command = [str(BENCHLIB), "tables", "--only", name, "--out", str(out)]
+        wall, _ = timed_run(command, cwd=ROOT, env=env, what=f"benchlib tables --only {name}")
     return wall
 
 
