@@ -503,7 +503,9 @@ def test_the_table_is_not_computed_from_stale_formulas(monkeypatch, tmp_path):
     monkeypatch.setattr(
         tables,
         "stale_reasons",
-        lambda table: ["code/benchlib/predict/count.py changed"] if table.name == "llm_formulas" else real(table),
+        lambda table, path=None: (
+            ["code/benchlib/predict/count.py changed"] if table.name == "llm_formulas" else real(table, path)
+        ),
     )
     result = CliRunner().invoke(app, ["tables", "--only", TABLE.name, "--out", str(tmp_path)])
     said = " ".join(result.output.split())
@@ -511,3 +513,24 @@ def test_the_table_is_not_computed_from_stale_formulas(monkeypatch, tmp_path):
     assert "llm_formulas.json" in said and "count.py changed" in said
     assert "benchlib tables --only llm_formulas" in said
     assert not list(tmp_path.iterdir())
+
+
+def test_a_table_written_with_out_is_the_one_the_tables_after_it_read(monkeypatch, tmp_path):
+    """`benchlib tables --out DIR` writes llm_formulas to DIR, committed ones untouched: can_i_run_it,
+    computed next, is evaluated from (and records the digest of) the one in DIR, not a stale one."""
+    committed = tables.all_tables()["llm_formulas"].path
+    copy = tmp_path / committed.name
+    copy.write_text(committed.read_text(encoding="utf-8").replace('"inputs":{', '"inputs":{"new":"x",', 1))
+    real = tables.stale_reasons
+    monkeypatch.setattr(
+        tables,
+        "stale_reasons",
+        lambda table, path=None: [] if path == copy else real(table, path),
+    )
+    monkeypatch.setattr(tables, "_WRITTEN", {})
+    before = TABLE.inputs()["table/llm_formulas.json"]
+    tables.wrote("llm_formulas", copy)
+    assert committed_formulas().path == copy
+    assert TABLE.inputs()["table/llm_formulas.json"] != before
+    tables.forget_written()
+    assert committed_formulas().path == committed and TABLE.inputs()["table/llm_formulas.json"] == before

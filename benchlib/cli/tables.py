@@ -70,6 +70,7 @@ def tables(
         return
     if out is not None and not out.is_dir():
         raise usage_error(f"--out {out}: the folder {out} does not exist")
+    registry.forget_written()
     for table in chosen:
         try:
             contents = _compute(table)
@@ -85,6 +86,7 @@ def tables(
                 f"`{table.refresh}` again (the traces are cached, so it will be quick)"
             )
             raise typer.Exit(1)
+        registry.wrote(table.name, target)
         console.print(f"wrote {escape(str(target))}: {escape(table.summary(contents))}", soft_wrap=True)
         if table.name == formula_assets.TABLE:
             _write_formula_assets(table, contents, out / "formulas" if out is not None else None)

@@ -200,16 +200,37 @@ def data_digests(*names: str) -> dict[str, str]:
     }
 
 
+# The tables this run wrote somewhere else (`benchlib tables --out DIR`): a table computed after
+# one of them reads it there, not the committed file.
+_WRITTEN: dict[str, Path] = {}
+
+
+def wrote(name: str, path: Path) -> None:
+    """Say that this run wrote the table ``name`` to ``path``, for the tables computed after it."""
+    _WRITTEN[name] = path
+
+
+def forget_written() -> None:
+    """A new run: the tables read are the committed ones again."""
+    _WRITTEN.clear()
+
+
+def read_from(name: str) -> Path:
+    """The file a table computed now reads the table ``name`` from: where this run wrote it, else
+    the committed one."""
+    return _WRITTEN.get(name, table_file(f"{name}.json"))
+
+
 def table_digests(*names: str) -> dict[str, str]:
-    """Digests of the committed tables ``names`` (``table/<name>.json``) that another table is computed
-    from: of what each was computed from (its inputs' digests and versions), which fix its values,
-    not of when it was written."""
-    return {f"table/{name}.json": _computed_from(table_file(f"{name}.json")) for name in names}
+    """Digests of the tables ``names`` (``table/<name>.json``, as `read_from` finds them) that another
+    table is computed from: of what each was computed from (its inputs' digests and versions),
+    which fix its values, not of when it was written."""
+    return {f"table/{name}.json": _computed_from(read_from(name)) for name in names}
 
 
 def _computed_from(path: Path) -> str:
     """The digest of a table file's ``inputs`` and ``versions``, read without parsing the values after
-    them (`compute` writes them first; the formulas' file is 10 MB); "missing" where it can't be read."""
+    them (`compute` writes them first; the formulas' file is 16 MB); "missing" where it can't be read."""
     try:
         text = path.read_text(encoding="utf-8")
         fields = []
@@ -376,15 +397,17 @@ def read(name: str, path: Path | None = None) -> dict[str, Any]:
     return contents
 
 
-def stale_reasons(table: Table) -> list[str]:
-    """What no longer matches between the committed table and its inputs now; empty when it is current.
+def stale_reasons(table: Table, path: Path | None = None) -> list[str]:
+    """What no longer matches between the committed table (or its copy at ``path``) and its inputs
+    now; empty when it is current.
 
     Compares digests only: nothing is recomputed, so this takes a moment.
     """
-    if not table.path.is_file():
+    path = path or table.path
+    if not path.is_file():
         return ["there is no such file yet"]
     try:
-        stored = read(table.name, table.path)
+        stored = read(table.name, path)
     except TableMissing:
         return ["it is not a table `benchlib tables` wrote"]
     try:

@@ -347,18 +347,19 @@ def _published_of(models: list[str] | None) -> list[PublishedRow]:
 
 
 def committed_formulas() -> Formulas:
-    """The formulas table the cells are evaluated from; `TableStale` (naming the command) where it is
-    missing or stale, since cells from old formulas would be old answers."""
-    from benchlib.tables import TableStale, all_tables, refresh_command, stale_reasons
+    """The formulas table the cells are evaluated from (the committed file, or where this run of
+    `benchlib tables --out` wrote it); `TableStale` (naming the command) where it is missing or
+    stale, since cells from old formulas would be old answers."""
+    from benchlib.tables import TableStale, all_tables, read_from, refresh_command, stale_reasons
 
-    formulas = all_tables()[FORMULAS]
-    reasons = stale_reasons(formulas)
+    path = read_from(FORMULAS)
+    reasons = stale_reasons(all_tables()[FORMULAS], path)
     if reasons:
         raise TableStale(
-            f"{NAME} is evaluated from {formulas.path}, which is not current ({'; '.join(reasons)}); "
+            f"{NAME} is evaluated from {path}, which is not current ({'; '.join(reasons)}); "
             f"run `{refresh_command(FORMULAS)}` first, or `benchlib tables` for both"
         )
-    return Formulas.read(formulas.path)
+    return Formulas.read(path)
 
 
 def _model_formulas(formulas: Formulas, model: LanguageModel) -> dict[str, ModelFormulas]:
