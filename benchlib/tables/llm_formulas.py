@@ -148,6 +148,9 @@ def entry(name: str, key: str) -> dict[str, Any]:
     setup = SETUPS[key]
     try:
         return {"memory": _memory(model, setup), "time": _time(model, setup)}
+    # A setup the model can't run (ValueError from make_setup or the predictor: MXFP4 on a model
+    # without experts), one whose ops change with the size (FormulaError, named for the reader
+    # though it is a ValueError), or an architecture the trace can't build: the entry says why.
     except (FormulaError, ValueError, NotImplementedError) as exc:
         return {"not_predicted": str(exc)}
 
