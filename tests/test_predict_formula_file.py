@@ -1,5 +1,5 @@
 """The committed formulas as `benchlib.predict.formula_file` reads them: written by
-`benchlib.tables.llm_formulas.entry` and evaluated with numpy alone, they give what
+`benchlib.predict.formula_json.entry` and evaluated with numpy alone, they give what
 `benchlib.predict.formula` gives (memory, and each call's FLOPs and bytes, within 0.1 %: what
 writing them down loses), and a setup finds its committed entry only where it is one of them."""
 
@@ -15,7 +15,7 @@ import pytest
 from tiny_configs import TINY_QWEN2
 
 from benchlib.catalog.language_models import ShippedModel, resolve_model, shipped_models
-from benchlib.predict import formula
+from benchlib.predict import formula, formula_json
 from benchlib.predict.formula_file import FormulaModel, Formulas, ModelFormulas, setup_key, shipped_name
 from benchlib.predict.llm_memory import make_setup
 from benchlib.predict.llm_speed import CountedCall, InferenceCalls
@@ -50,9 +50,9 @@ class Made:
             return lambda model, setup: made.setdefault(name, make(model, setup))
 
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(llm_formulas, "memory_formula", kept("memory", formula.memory_formula))
-            patch.setattr(llm_formulas, "time_formula", kept("time", formula.time_formula))
-            written = llm_formulas.entry(str(config), key)
+            patch.setattr(formula_json, "memory_formula", kept("memory", formula.memory_formula))
+            patch.setattr(formula_json, "time_formula", kept("time", formula.time_formula))
+            written = formula_json.entry(str(config), llm_formulas.SETUPS[key])
         assert "memory" in written, written
         # Through JSON, as the committed file holds it.
         self.written = json.loads(json.dumps(written))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,37 @@ def test_in_a_build_a_missing_table_stops_it_with_one_message(tmp_path, monkeypa
     message = str(stopped.value)
     assert message.startswith(f"error: {tmp_path / 'can_i_run_it.json'} can't be read")
     assert message.endswith("run `benchlib tables --only can_i_run_it` to make it, then build again.")
+
+
+def test_a_tables_header_is_read_without_parsing_the_values_after_it():
+    # What follows the fields asked for is never parsed: here it is not even JSON.
+    text = '{\n  "table": "fake",\n  "inputs": {"a": "1"}, "setups": {"s": [1, 2]},\n  "models": [not json'
+    assert tables.leading_fields(text, ("inputs", "table")) == {"table": "fake", "inputs": {"a": "1"}}
+    assert tables.leading_fields('{"table": "fake"}', ("table", "inputs")) == {"table": "fake"}
+    with pytest.raises(ValueError):
+        tables.leading_fields("[1, 2]", ("table",))
+
+
+def test_reading_some_fields_still_checks_which_table_it_is(fake):
+    table, _ = fake
+    tables.write(table, tables.compute(table))
+    assert tables.read("fake", fields=("inputs",)) == {"table": "fake", "inputs": table.inputs()}
+    with pytest.raises(tables.TableMissing, match="is not the other table"):
+        tables.read("other", table.path, fields=("inputs",))
+
+
+def test_fresh_copies_nothing_from_the_committed_file_and_a_plain_run_may(fake, monkeypatch):
+    table, _ = fake
+    tables.write(table, tables.compute(table))
+    offered = []
+
+    def compute(on_step):
+        offered.append(tables.committed_to_reuse("fake"))
+        return {"value": "computed"}
+
+    monkeypatch.setitem(tables._REGISTRY, "fake", replace(table, compute=compute))
+    for flags in (["--fresh"], []):
+        result = CliRunner().invoke(app, ["tables", "--only", "fake", *flags])
+        assert result.exit_code == 0, result.output
+    # The plain run is offered the file the --fresh run wrote.
+    assert offered[0] is None and offered[1]["value"] == "computed"

@@ -5,7 +5,8 @@ the speed check and the predictions beside measured searches are computed here i
 ``benchlib/tables/*.json`` (one file per table, with the digests of its inputs and the versions
 it was computed with), and committed. Run it after changing the specs, a shipped config, the
 published or reported data, the results folder's searches, a predictor, or the locked torch,
-torchvision, transformers or peft; traces are cached, so a second run only redoes what changed.
+torchvision, transformers or peft. Traces are cached, and the formulas of a model and setup whose
+inputs are unchanged are copied from the committed table, so a second run only redoes what changed.
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ def tables(
             "now, name every stale table and exit 1 if any is.",
         ),
     ] = False,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="Compute every value again. Default: a table whose values are computed one by one (the "
+            "formulas, a model and setup at a time) copies those of its committed file whose inputs are unchanged.",
+        ),
+    ] = False,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -71,6 +80,7 @@ def tables(
     if out is not None and not out.is_dir():
         raise usage_error(f"--out {out}: the folder {out} does not exist")
     registry.forget_written()
+    registry.reuse_committed(not fresh)
     for table in chosen:
         try:
             contents = _compute(table)
@@ -83,7 +93,7 @@ def tables(
         except OSError as exc:
             print_error(
                 f"can't write {target} ({exc.strerror or exc}); free some space or choose --out, then run "
-                f"`{table.refresh}` again (the traces are cached, so it will be quick)"
+                f"`{table.refresh}` again (the traces are cached, so most of the work is kept)"
             )
             raise typer.Exit(1)
         registry.wrote(table.name, target)

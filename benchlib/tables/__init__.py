@@ -193,6 +193,13 @@ def _data_values(name: str, text: str) -> Any:
     return values
 
 
+def data_entry(name: str, section: str, entry: str) -> dict[str, Any]:
+    """The values of the entry called ``entry`` in the list ``section`` of the data file ``name``,
+    less its prose: what a table's row computed from that entry alone is computed from."""
+    values = _data_values(name, data_file(name).read_text(encoding="utf-8"))
+    return next(e for e in values[section] if e.get("name") == entry)
+
+
 def data_digests(*names: str) -> dict[str, str]:
     """Digests of curated data files' values (``data/<name>``, from ``benchlib/data/<name>``), not their prose."""
     return {
@@ -215,6 +222,27 @@ def forget_written() -> None:
     _WRITTEN.clear()
 
 
+# Whether a table may copy the values of the committed file that are computed from what they would
+# be computed from now (`committed_to_reuse`); `benchlib tables --fresh` turns it off.
+_REUSE = {"on": True}
+
+
+def reuse_committed(on: bool) -> None:
+    """Let the tables computed from now on copy unchanged values from their committed files, or not."""
+    _REUSE["on"] = on
+
+
+def committed_to_reuse(name: str) -> dict[str, Any] | None:
+    """The committed table ``name``, for a table that copies its values computed from unchanged
+    inputs; None where reuse is off or the file can't be read (every value is computed then)."""
+    if not _REUSE["on"]:
+        return None
+    try:
+        return read(name)
+    except TableMissing:
+        return None
+
+
 def read_from(name: str) -> Path:
     """The file a table computed now reads the table ``name`` from: where this run wrote it, else
     the committed one."""
@@ -229,19 +257,41 @@ def table_digests(*names: str) -> dict[str, str]:
 
 
 def _computed_from(path: Path) -> str:
-    """The digest of a table file's ``inputs`` and ``versions``, read without parsing the values after
-    them (`compute` writes them first; the formulas' file is 16 MB); "missing" where it can't be read."""
+    """The digest of a table file's ``inputs`` and ``versions``; "missing" where it can't be read."""
     try:
-        text = path.read_text(encoding="utf-8")
-        fields = []
-        for field in ("inputs", "versions"):
-            found = re.search(rf'"{field}"\s*:\s*', text)
-            if found is None:
-                return "missing"
-            fields.append(json.JSONDecoder().raw_decode(text, found.end())[0])
+        fields = leading_fields(path.read_text(encoding="utf-8"), ("inputs", "versions"))
     except (OSError, ValueError):
         return "missing"
-    return digest_json(fields)
+    if len(fields) < 2:
+        return "missing"
+    return digest_json([fields["inputs"], fields["versions"]])
+
+
+def leading_fields(text: str, names: Iterable[str]) -> dict[str, Any]:
+    """The fields ``names`` of the JSON object ``text``, parsed one field at a time up to the last of
+    them, so that the long lists written after them are never parsed (`compute` writes a table's
+    header first, and its formulas' file is 16 MB); a name the object lacks is left out."""
+    decoder, wanted, found = json.JSONDecoder(), set(names), {}
+    at = _after_space(text, 0)
+    if text[at : at + 1] != "{":
+        raise ValueError("not a JSON object")
+    at = _after_space(text, at + 1)
+    while wanted - found.keys() and text[at : at + 1] == '"':
+        name, at = decoder.raw_decode(text, at)
+        at = _after_space(text, at)
+        if text[at : at + 1] != ":":
+            raise ValueError(f"no ':' after the field {name!r}")
+        value, at = decoder.raw_decode(text, _after_space(text, at + 1))
+        found[name] = value
+        at = _after_space(text, at)
+        at = _after_space(text, at + 1) if text[at : at + 1] == "," else at
+    return {name: value for name, value in found.items() if name in wanted}
+
+
+def _after_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
 
 
 # ----------------------------------------------------------------------------- code
@@ -383,13 +433,15 @@ def write(table: Table, contents: dict[str, Any], path: Path | None = None) -> P
     return write_json_atomically(path or table.path, contents)
 
 
-def read(name: str, path: Path | None = None) -> dict[str, Any]:
-    """The committed table called ``name`` (from ``path`` if given); `TableMissing` naming the file and
-    the command when it can't be read. Reading imports none of the modules that compute tables."""
+def read(name: str, path: Path | None = None, fields: Iterable[str] | None = None) -> dict[str, Any]:
+    """The committed table called ``name`` (from ``path`` if given), or only its ``fields`` (read
+    without parsing the values written after them: `leading_fields`); `TableMissing` naming the file
+    and the command when it can't be read. Reading imports none of the modules that compute tables."""
     path = path or table_file(f"{name}.json")
     refresh = refresh_command(name)
     try:
-        contents = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        contents = json.loads(text) if fields is None else leading_fields(text, ("table", *fields))
     except (OSError, ValueError) as exc:
         raise TableMissing(f"{path} can't be read ({exc}); run `{refresh}` to make it") from exc
     if not isinstance(contents, dict) or contents.get("table") != name:
@@ -407,7 +459,7 @@ def stale_reasons(table: Table, path: Path | None = None) -> list[str]:
     if not path.is_file():
         return ["there is no such file yet"]
     try:
-        stored = read(table.name, path)
+        stored = read(table.name, path, fields=("inputs", "versions"))
     except TableMissing:
         return ["it is not a table `benchlib tables` wrote"]
     try:

@@ -2,10 +2,9 @@
 
 `benchlib.predict.formula` turns a few traces into formulas: a phase's peak memory is its largest
 kept moment, each moment ``c0 + c1·b + c2·b·L + c3·b·L²`` (one sequence: ``c0 + c2·L + c3·L²``);
-a call's ops have FLOPs, bytes and rows that are the same terms. This table writes them down for
-each shipped model and each setup the "Can I run it?" picker offers (`SETUPS`), with what the
-evaluators need besides: the trace plan that adds the traced depths up to the whole model, and the
-input embeddings' bytes, which put the layers of a split model on their GPUs.
+a call's ops have FLOPs, bytes and rows that are the same terms. This table writes them down
+(`benchlib.predict.formula_json`) for each shipped model and each setup the "Can I run it?" picker
+offers (`SETUPS`).
 
 The formulas hold no GPU: `benchlib.predict.formula_file` (the CLI) and the picker's script
 evaluate them for any GPU, count of GPUs, batch and length, with the GPUs' rates and budgets and
@@ -13,13 +12,16 @@ the engines' constants as they are when the site is built. ``tests/test_predict_
 that the written formulas give what `benchlib.predict.formula` gives, and
 ``tests/test_predict_formula.py`` that those give what full traces give.
 
-A call's ops are written once each (``ops``) with the order they run in (``order``, indices into
-``ops``): a training step runs about 1,500 ops of about 100 kinds, and an engine that reads packed
-weights pairs each dequantize op with the matmul after it, so the order counts.
+Each model's row records the digest of what its entries are computed from (`row_inputs`: its
+config, the code that writes an entry, and the versions of torch, transformers and peft). A run
+copies an entry from the committed table where that digest and the setup are unchanged, so adding a
+model or a setup computes only the new entries (an hour's work for all of them on two cores);
+`benchlib tables --fresh` computes every one again.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -28,10 +30,10 @@ from functools import cache
 from multiprocessing import get_context
 from typing import Any
 
+from benchlib import tables
 from benchlib.catalog.language_models import resolve_model, shipped_models
-from benchlib.predict.formula import FormulaError, memory_formula, time_formula
 from benchlib.predict.llm_memory import Setup, make_setup
-from benchlib.tables import Table, code_digests, data_digests, register
+from benchlib.tables import Table, code_digests, data_digests, digest_json, installed_versions, register
 
 NAME = "llm_formulas"
 PACKAGES = ("torch", "transformers", "peft")
@@ -56,103 +58,8 @@ SETUPS: dict[str, Setup] = {
     "lora": make_setup("lora", grad_checkpointing=True),
     "train": make_setup("train", dtype="bf16", grad_checkpointing=True),
 }
-# Seven significant digits: a coefficient's rounding moves a 100 GB peak by a few kB. What is left
-# of a solve's rounding (below `NOISE`) is zero: a real coefficient counts whole bytes or FLOPs in
-# some term, or a fraction of one no smaller than a 4-bit weight's share of its group's scale.
-DIGITS = 7
-NOISE = 1e-6
-
-
-def _number(x: float) -> float | int:
-    if abs(x) < NOISE:
-        return 0
-    rounded = float(f"{x:.{DIGITS}g}")
-    return int(rounded) if rounded.is_integer() else rounded
-
-
-def _rounded(values: Any) -> Any:
-    """Nested lists of ``values`` (a numpy array), each number as `_number` writes it, and a list
-    of zeros (an op's count that no term grows) as one 0."""
-    if getattr(values, "ndim", 0) == 1:
-        row = [_number(float(x)) for x in values]
-        return row if any(row) else 0
-    return [_rounded(v) for v in values]
-
-
-def _memory(model: Any, setup: Setup) -> dict[str, Any]:
-    formula = memory_formula(model, setup)
-    predictor = formula.predictor
-    plan = predictor.plan
-    return {
-        "kinds": list(formula.kinds),
-        "plan": {
-            "coefficients": list(plan.coefficients),
-            "layers": [list(layers) if layers is not None else None for layers in plan.layers],
-            "full": list(plan.full),
-        },
-        # A split puts the embeddings on the first GPU (`LLMPredictor._per_gpu`).
-        "embedding_bytes": predictor._embedding_bytes() if plan.reduced else None,
-        "tied": bool(getattr(model.text_config, "tie_word_embeddings", False)),
-        "pieces": [
-            {
-                "upto": upto,
-                **{
-                    side: [{phase: _rounded(c) for phase, c in depth.items()} for depth in sides[one]]
-                    for side, one in (("one", True), ("many", False))
-                },
-            }
-            for upto, sides in formula.pieces
-        ],
-    }
-
-
-def _ops(depth: Any) -> dict[str, Any]:
-    """One traced depth's ops: each kind once, and the order they run in."""
-    ops: list[list[Any]] = []
-    index: dict[str, int] = {}
-    order = []
-    for fixed, coefficients in zip(depth.fixed, _rounded(depth.coefficients), strict=True):
-        op = [*fixed, coefficients]
-        key = repr(op)
-        if key not in index:
-            index[key] = len(ops)
-            ops.append(op)
-        order.append(index[key])
-    return {"ops": ops, "order": order}
-
-
-def _time(model: Any, setup: Setup) -> dict[str, Any]:
-    formula = time_formula(model, setup)
-    calls = {}
-    for name in ("prefill", "decode", "train"):
-        call = getattr(formula, name)
-        if call is None:
-            continue
-        calls[name] = {
-            "per_token": call.per_token,
-            "plan_coefficients": list(call.plan.coefficients),
-            "pieces": [
-                {
-                    "upto": upto,
-                    **{side: [_ops(d) for d in sides[one]] for side, one in (("one", True), ("many", False))},
-                }
-                for upto, sides in call.pieces
-            ],
-        }
-    return {"experts_per_token": model.experts_per_token, "calls": calls}
-
-
-def entry(name: str, key: str) -> dict[str, Any]:
-    """The formulas of the shipped model ``name`` run as ``SETUPS[key]``, or why there are none."""
-    model = resolve_model(name)
-    setup = SETUPS[key]
-    try:
-        return {"memory": _memory(model, setup), "time": _time(model, setup)}
-    # A setup the model can't run (ValueError from make_setup or the predictor: MXFP4 on a model
-    # without experts), one whose ops change with the size (FormulaError, named for the reader
-    # though it is a ValueError), or an architecture the trace can't build: the entry says why.
-    except (FormulaError, ValueError, NotImplementedError) as exc:
-        return {"not_predicted": str(exc)}
+# The module that writes an entry: its code and what it imports make an entry's values.
+ENTRY_CODE = "benchlib.predict.formula_json"
 
 
 def _entry_of(job: tuple[str, str]) -> tuple[str, str, dict[str, Any]]:
@@ -160,7 +67,10 @@ def _entry_of(job: tuple[str, str]) -> tuple[str, str, dict[str, Any]]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return (*job, entry(*job))
+        from benchlib.predict.formula_json import entry
+
+        name, key = job
+        return name, key, entry(name, SETUPS[key])
 
 
 def _work(job: tuple[str, str]) -> int:
@@ -182,27 +92,65 @@ def predicted_models() -> list[str]:
     return [m.name for m in shipped_models().values() if m.on_page]
 
 
+def row_inputs(name: str, shared: dict[str, Any] | None = None) -> str:
+    """The digest of what the entries of the shipped model ``name`` are computed from: its config's
+    values, and what every model's are (``shared``, else `shared_inputs`)."""
+    model = tables.data_entry("language_models.yaml", "models", name)
+    return digest_json({"model": model, **(shared or shared_inputs())})
+
+
+def shared_inputs() -> dict[str, Any]:
+    """What every model's entries are computed from: the code that writes an entry, and the
+    versions of the packages that trace it."""
+    return {"code": code_digests(ENTRY_CODE), "versions": installed_versions(PACKAGES)}
+
+
+def _reusable(setups: dict[str, Any], inputs: dict[str, str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The committed entries computed from what they would be computed from now (``inputs``, by
+    model; ``setups`` as written), by model and setup; none with ``benchlib tables --fresh`` or
+    where the committed table can't be read."""
+    committed = tables.committed_to_reuse(NAME)
+    if committed is None:
+        return {}
+    return {
+        (row["model"], key): entry
+        for row in committed.get("models", [])
+        if row.get("inputs") is not None and row.get("inputs") == inputs.get(row["model"])
+        for key, entry in row["setups"].items()
+        if key in setups and committed.get("setups", {}).get(key) == setups[key]
+    }
+
+
 def compute_table(on_step: Callable[[str], None], models: list[str] | None = None) -> dict[str, Any]:
-    """Every model's formulas, in parallel over the machine's cores (each job builds its own models)."""
+    """Every model's formulas, in parallel over the machine's cores (each job builds its own models);
+    the committed entries whose inputs are unchanged are copied."""
     names = models or predicted_models()
+    # As the file holds them (tuples as lists), to compare with the committed ones.
+    setups = json.loads(json.dumps({key: {**asdict(s), "describe": s.describe()} for key, s in SETUPS.items()}))
+    shared = shared_inputs()
+    inputs = {name: row_inputs(name, shared) for name in names}
+    found = _reusable(setups, inputs)
+    for name, key in found:
+        on_step(f"{name}: {key} (unchanged)")
     # The longest jobs first, so that no core is left with one of them at the end.
-    jobs = sorted(((name, key) for name in names for key in SETUPS), key=_work, reverse=True)
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    workers = max(1, min(len(jobs), os.cpu_count() or 1))
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_entry_of, job) for job in jobs]
-        for future in as_completed(futures):
-            name, key, value = future.result()
-            on_step(f"{name}: {key}")
-            found[name, key] = value
+    jobs = sorted(((n, k) for n in names for k in SETUPS if (n, k) not in found), key=_work, reverse=True)
+    if jobs:
+        workers = max(1, min(len(jobs), os.cpu_count() or 1))
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_entry_of, job) for job in jobs]
+            for future in as_completed(futures):
+                name, key, value = future.result()
+                on_step(f"{name}: {key}")
+                found[name, key] = value
     shipped = shipped_models()
     return {
-        "setups": {key: {**asdict(setup), "describe": setup.describe()} for key, setup in SETUPS.items()},
+        "setups": setups,
         "models": [
             {
                 "model": name,
                 "title": shipped[name].title,
                 "max_positions": resolve_model(name).max_positions(),
+                "inputs": inputs[name],
                 "setups": {key: found[name, key] for key in SETUPS},
             }
             for name in names
