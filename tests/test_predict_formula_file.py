@@ -171,6 +171,11 @@ def test_fp16_runs_the_same_ops_at_its_own_peak(made: Cases) -> None:
 
 def table_of(setups: dict[str, Any]) -> Formulas:
     """A table of two shipped models: one with formulas (a stand-in entry), one the table couldn't predict."""
+    return Formulas.of(table_contents(setups), Path("llm_formulas.json"))
+
+
+def table_contents(setups: dict[str, Any]) -> dict[str, Any]:
+    """`table_of`'s contents, as the file holds them."""
     first, second = list(shipped_models())[:2]
     stand_in = {
         "kinds": ["weights", "total"],
@@ -187,7 +192,20 @@ def table_of(setups: dict[str, Any]) -> Formulas:
             {"model": second, "max_positions": 1024, "setups": {"qlora": {"not_predicted": "why"}}},
         ],
     }
-    return Formulas.of(json.loads(json.dumps(contents)), Path("llm_formulas.json"))
+    return json.loads(json.dumps(contents))
+
+
+def test_a_row_read_from_the_file_is_the_models_and_not_its_entry_in_the_index(tmp_path) -> None:
+    """The index ahead of the formulas begins each model's entry as its row does."""
+    contents = table_contents(llm_formulas.SETUPS)
+    rows = contents.pop("models")
+    index = [{"model": row["model"], "max_positions": 1024, "not_predicted": {}} for row in rows]
+    path = tmp_path / "llm_formulas.json"
+    path.write_text(json.dumps({"table": "llm_formulas", **contents, "index": index, "models": rows}), encoding="utf-8")
+    table = Formulas.read(path)
+    assert table.header["index"] == index and "models" not in table.header
+    assert table.row(rows[0]["model"]) == rows[0]
+    assert table.find(rows[0]["model"], make_setup("qlora", grad_checkpointing=True)) is not None
 
 
 def test_a_setup_finds_the_committed_one_it_differs_from_only_in_size_and_half_precision() -> None:
@@ -199,8 +217,8 @@ def test_a_setup_finds_the_committed_one_it_differs_from_only_in_size_and_half_p
     assert setup_key(setups, make_setup("train", dtype="fp16", grad_checkpointing=True)) == "train"
     assert setup_key(setups, make_setup("inference", dtype="fp16", kv_cache="fp8")) == "inference-bf16-kv-fp8"
     assert setup_key(setups, make_setup("inference", weights="awq-int4")) == "inference-awq-int4"
+    assert setup_key(setups, make_setup("qlora")) == "qlora-no-checkpointing"
     # Anything else is another setup, traced.
-    assert setup_key(setups, make_setup("qlora")) is None  # without checkpointing
     assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=64)) is None
     assert setup_key(setups, make_setup("inference", kv_cache="q8_0")) is None
     assert setup_key(setups, make_setup("inference", weights="fp8", kv_cache="fp8")) is None

@@ -37,7 +37,8 @@ def table():
 
 @pytest.fixture
 def formulas():
-    return read_table("llm_formulas")
+    """The formulas' header, which the picker reads (tests/test_tables_llm_formulas.py checks its index)."""
+    return read_table("llm_formulas", fields=("created", "setups", "index"))
 
 
 @pytest.fixture
@@ -48,18 +49,19 @@ def constants():
 def test_the_embedded_data_is_the_committed_tables_reshaped(table, formulas, constants):
     data = embedded(llm_fit.picker())
     assert data == json.loads(json.dumps(llm_fit.picker_data()))
-    assert [m["key"] for m in data["models"]] == [m["model"] for m in formulas["models"]]
+    assert [m["key"] for m in data["models"]] == [m["model"] for m in formulas["index"]]
     assert [s["key"] for s in data["setups"]] == list(formulas["setups"])
     # The weights menu tells two setups of one format apart by their KV cache.
     labels = [s["label"] for s in data["setups"] if s["mode"] == "inference"]
     assert len(set(labels)) == len(labels) and "bf16, fp8 KV cache" in labels and "awq-int4" in labels
+    # A menu of its own tells a mode's training setups apart: with gradient checkpointing and without.
+    for mode in ("qlora", "lora", "train"):
+        assert sorted(s["checkpointing"] for s in data["setups"] if s["mode"] == mode) == [False, True], mode
     assert [m["key"] for m in data["modes"]] == list(dict.fromkeys(s["mode"] for s in formulas["setups"].values()))
     assert data["created"] == formulas["created"][:10]
-    for model, entry in zip(data["models"], formulas["models"], strict=True):
-        assert model["max_positions"] == entry["max_positions"]
-        assert model["not_predicted"] == {
-            k: e["not_predicted"] for k, e in entry["setups"].items() if "memory" not in e
-        }
+    for model, entry in zip(data["models"], formulas["index"], strict=True):
+        assert (model["title"], model["max_positions"]) == (entry["title"], entry["max_positions"])
+        assert model["not_predicted"] == entry["not_predicted"]
     # Every GPU and engine figure is the constants table's, untouched.
     for gpu, figures in zip(data["gpus"], constants["gpus"], strict=True):
         assert {k: v for k, v in gpu.items() if k in figures} == figures
@@ -103,12 +105,14 @@ def test_llama_cpp_keeps_the_tables_gguf_answers(table):
 
 def test_a_model_added_to_the_formulas_reaches_the_picker_unchanged(formulas, monkeypatch):
     grown = copy.deepcopy(formulas)
-    new = copy.deepcopy(grown["models"][0])
+    new = copy.deepcopy(grown["index"][0])
     new["model"], new["title"] = "new-model", "New Model <b>9B</b>"
-    new["setups"]["train"] = {"not_predicted": "its step runs other operations at other sizes"}
-    grown["models"].append(new)
+    new["not_predicted"]["train"] = "its step runs other operations at other sizes"
+    grown["index"].append(new)
     read = llm_fit.read_table
-    monkeypatch.setattr(llm_fit, "read_table", lambda name: grown if name == "llm_formulas" else read(name))
+    monkeypatch.setattr(
+        llm_fit, "read_table", lambda name, fields=None: grown if name == "llm_formulas" else read(name, fields)
+    )
     data = llm_fit.picker_data()
     assert data["models"][-1]["key"] == "new-model"
     assert data["models"][-1]["not_predicted"]["train"] == "its step runs other operations at other sizes"

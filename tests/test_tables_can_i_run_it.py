@@ -45,9 +45,9 @@ from benchlib.tables.can_i_run_it import (
     TABLE_ENGINES,
     TASKS,
     TRAINING_TASKS,
-    committed_formulas,
     config_digest,
     engine_digest,
+    formulas_to_evaluate,
     predict_table,
     published_digest,
     read_table,
@@ -106,7 +106,7 @@ def test_the_table_was_predicted_from_the_configs_and_published_data_shipped_now
 
 @pytest.fixture(scope="module")
 def formulas():
-    return committed_formulas()
+    return formulas_to_evaluate()
 
 
 def test_every_cell_is_the_committed_formulas_evaluated(table, formulas):
@@ -530,7 +530,7 @@ def test_a_table_written_with_out_is_the_one_the_tables_after_it_read(monkeypatc
     monkeypatch.setattr(tables, "_WRITTEN", {})
     before = TABLE.inputs()["table/llm_formulas.json"]
     tables.wrote("llm_formulas", copy)
-    assert committed_formulas().path == copy
+    assert formulas_to_evaluate().path == copy
     assert TABLE.inputs()["table/llm_formulas.json"] != before
     tables.forget_written()
-    assert committed_formulas().path == committed and TABLE.inputs()["table/llm_formulas.json"] == before
+    assert formulas_to_evaluate().path == committed and TABLE.inputs()["table/llm_formulas.json"] == before

@@ -36,6 +36,19 @@ def test_a_setup_without_formulas_says_why_in_a_sentence(table):
                 assert len(entry["not_predicted"].split()) >= 5, (row["model"], key, entry)
 
 
+def test_the_index_ahead_of_the_formulas_is_each_models_title_context_and_setups_without_them(table):
+    assert table["index"] == [
+        {
+            "model": row["model"],
+            "title": row["title"],
+            "max_positions": row["max_positions"],
+            "not_predicted": {k: e["not_predicted"] for k, e in row["setups"].items() if "memory" not in e},
+        }
+        for row in table["models"]
+    ]
+    assert list(table)[-2:] == ["index", "models"], "the models come last, so the header reads without them"
+
+
 def test_the_issues_two_questions_have_formulas(table):
     """Llama 3.3 70B in GPTQ int4 (inference) and Llama 3.1 8B in QLoRA: the questions issue 37 asks."""
     rows = {m["model"]: m["setups"] for m in table["models"]}

@@ -93,7 +93,7 @@ def tables(
         except OSError as exc:
             print_error(
                 f"can't write {target} ({exc.strerror or exc}); free some space or choose --out, then run "
-                f"`{table.refresh}` again (the traces are cached, so most of the work is kept)"
+                f"`{table.refresh}` again"
             )
             raise typer.Exit(1)
         registry.wrote(table.name, target)

@@ -97,8 +97,9 @@ def setup_key(setups: dict[str, Setup], setup: Setup) -> str | None:
 @dataclass(frozen=True)
 class Formulas:
     """The committed table: its fields but the models (``header``: the versions its traces were made
-    with, the digests of its inputs, the setups), and each model's row, read from the file's
-    ``text`` when first asked for: the file holds every model (10 MB), a question one."""
+    with, the digests of its inputs, the setups, the index of models), and each model's row, read
+    from ``text`` (the file from its models on, past the index, whose entries begin as rows do)
+    when first asked for: the file holds every model (20 MB), a question one."""
 
     path: Path
     header: dict[str, Any]
@@ -120,7 +121,7 @@ class Formulas:
         if models is not None:
             try:
                 # The models come last, as `benchlib.tables.compute` writes a table: all before them is the header.
-                return cls(path, json.loads(text[: models.start()] + "}"), text)
+                return cls(path, json.loads(text[: models.start()] + "}"), text[models.start() :])
             except ValueError:
                 pass
         return cls.of(json.loads(text), path)

@@ -368,7 +368,8 @@ def picker_data() -> dict[str, Any]:
     ``can_i_run_it`` table's. The free tiers' limits, to count a job in, come with their dates.
     """
     table = _table()
-    formulas = read_table("llm_formulas")
+    # The formulas' header: the setups, and each model's title and what it has no formulas for.
+    formulas = read_table("llm_formulas", fields=("created", "setups", "index"))
     constants = read_table("llm_constants")
     hf_ids = {r["model"]: r["hf_id"] for r in table["rows"]}
     setups = formulas["setups"]
@@ -398,23 +399,11 @@ def picker_data() -> dict[str, Any]:
                 "hf_id": hf_ids.get(m["model"]),
                 "max_positions": m["max_positions"],
                 # A setup the formulas couldn't be derived for, and why.
-                "not_predicted": {k: e["not_predicted"] for k, e in m["setups"].items() if "not_predicted" in e},
+                "not_predicted": m["not_predicted"],
             }
-            for m in formulas["models"]
+            for m in formulas["index"]
         ],
-        "setups": [
-            {
-                "key": k,
-                "mode": s["mode"],
-                "weights": s["weights"],
-                "dtype": s["dtype"],
-                "describe": s["describe"],
-                # What the weights menu shows: the format, and a KV cache stored in another.
-                "label": s["weights"]
-                + (f", {s['kv_cache']} KV cache" if s["mode"] == "inference" and s["kv_cache"] != s["dtype"] else ""),
-            }
-            for k, s in setups.items()
-        ],
+        "setups": [_setup_choice(k, s) for k, s in setups.items()],
         "modes": [{"key": m, "label": MODE_LABELS.get(m, m)} for m in modes],
         "gpus": gpus,
         "most_gpus": MOST_GPUS,
@@ -433,9 +422,26 @@ def picker_data() -> dict[str, Any]:
         # The served engine: not modelled on several GPUs, nor on GPUs vLLM doesn't run on.
         "served": served,
         # Choices for the two numbers: powers of two up to the longest context; any other number typed in is answered the same way.
-        "tokens": _powers_of_two(256, max(m["max_positions"] for m in formulas["models"])),
+        "tokens": _powers_of_two(256, max(m["max_positions"] for m in formulas["index"])),
         "batches": _powers_of_two(1, 256),
         "job_tokens": JOB_TOKENS,
+    }
+
+
+def _setup_choice(key: str, setup: dict[str, Any]) -> dict[str, Any]:
+    """A formulas' setup as the picker's menus offer it."""
+    # A KV cache stored in another format than the compute's (None: the same).
+    cache = setup["kv_cache"] if setup["mode"] == "inference" and setup["kv_cache"] != setup["dtype"] else None
+    return {
+        "key": key,
+        "mode": setup["mode"],
+        "weights": setup["weights"],
+        "dtype": setup["dtype"],
+        "describe": setup["describe"],
+        "cache": cache,
+        "checkpointing": setup["grad_checkpointing"],
+        # What the weights menu shows: the format, and a KV cache stored in another.
+        "label": setup["weights"] + (f", {cache} KV cache" if cache else ""),
     }
 
 

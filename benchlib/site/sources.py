@@ -79,10 +79,11 @@ class MissingTableStopsTheBuild(SystemExit):
     stale, and the command that makes it."""
 
 
-def read_table(name: str) -> dict[str, Any]:
-    """A committed table (`benchlib.tables.read`) for a block; a missing or unreadable one is a `table_error`."""
+def read_table(name: str, fields: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """A committed table (`benchlib.tables.read`), or only its ``fields``, for a block; a missing or
+    unreadable one is a `table_error`."""
     try:
-        return tables.read(name)
+        return tables.read(name, fields=fields)
     except tables.TableMissing as exc:
         table_error(exc)
 

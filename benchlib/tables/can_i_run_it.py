@@ -346,7 +346,7 @@ def _published_of(models: list[str] | None) -> list[PublishedRow]:
     return [row for row in published_rows() if row.row["model"].lower() in ids]
 
 
-def committed_formulas() -> Formulas:
+def formulas_to_evaluate() -> Formulas:
     """The formulas table the cells are evaluated from (the committed file, or where this run of
     `benchlib tables --out` wrote it); `TableStale` (naming the command) where it is missing or
     stale, since cells from old formulas would be old answers."""
@@ -384,7 +384,7 @@ def predict_table(
     """Every cell of the table and the published comparison, with what they were predicted with;
     ``models`` limits both to those shipped models (a check of the writing that needn't trace all).
     The cells come from ``formulas`` (default: the committed table, which must be current)."""
-    formulas = formulas or committed_formulas()
+    formulas = formulas or formulas_to_evaluate()
     columns = [(c, gpu_memory(c.spec)) for c in COLUMNS]
     rows = []
     for shipped in shipped_models().values():

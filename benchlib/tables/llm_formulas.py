@@ -15,7 +15,7 @@ that the written formulas give what `benchlib.predict.formula` gives, and
 Each model's row records the digest of what its entries are computed from (`row_inputs`: its
 config, the code that writes an entry, and the versions of torch, transformers and peft). A run
 copies an entry from the committed table where that digest and the setup are unchanged, so adding a
-model or a setup computes only the new entries (an hour's work for all of them on two cores);
+model or a setup computes only the new entries (all of them take about 70 minutes on two cores);
 `benchlib tables --fresh` computes every one again.
 """
 
@@ -40,10 +40,10 @@ PACKAGES = ("torch", "transformers", "peft")
 # The setups the picker offers, each at its sizes' defaults (the formulas hold every batch and
 # length): bf16 inference, with its KV cache in fp8 too (vLLM's --kv-cache-dtype fp8), and every
 # quantized format `benchlib fit --weights` takes but GGUF's (llama.cpp's, which the table
-# "can_i_run_it" answers); and the three ways of fine-tuning with gradient checkpointing, as
-# recipes for small GPUs do. Computed in bf16: fp16 takes the same bytes and the same ops (the
-# picker runs a T4's at its fp16 peak). Inference takes seconds a model and setup, a training
-# setup about a minute.
+# "can_i_run_it" answers); and the three ways of fine-tuning, with gradient checkpointing as
+# recipes for small GPUs do, and without it (Trainer's default). Computed in bf16: fp16 takes the
+# same bytes and the same ops (the picker runs a T4's at its fp16 peak). Inference takes seconds a
+# model and setup, a training setup about a minute.
 SETUPS: dict[str, Setup] = {
     "inference-bf16": make_setup("inference"),
     "inference-bf16-kv-fp8": make_setup("inference", kv_cache="fp8"),
@@ -57,6 +57,9 @@ SETUPS: dict[str, Setup] = {
     "qlora": make_setup("qlora", grad_checkpointing=True),
     "lora": make_setup("lora", grad_checkpointing=True),
     "train": make_setup("train", dtype="bf16", grad_checkpointing=True),
+    "qlora-no-checkpointing": make_setup("qlora"),
+    "lora-no-checkpointing": make_setup("lora"),
+    "train-no-checkpointing": make_setup("train", dtype="bf16"),
 }
 # The module that writes an entry: its code and what it imports make an entry's values.
 ENTRY_CODE = "benchlib.predict.formula_json"
@@ -143,18 +146,27 @@ def compute_table(on_step: Callable[[str], None], models: list[str] | None = Non
                 on_step(f"{name}: {key}")
                 found[name, key] = value
     shipped = shipped_models()
+    rows = [
+        {
+            "model": name,
+            "title": shipped[name].title,
+            "max_positions": resolve_model(name).max_positions(),
+            "inputs": inputs[name],
+            "setups": {key: found[name, key] for key in SETUPS},
+        }
+        for name in names
+    ]
     return {
         "setups": setups,
-        "models": [
+        # Ahead of the formulas, what the picker's menus need of each model, read without them.
+        "index": [
             {
-                "model": name,
-                "title": shipped[name].title,
-                "max_positions": resolve_model(name).max_positions(),
-                "inputs": inputs[name],
-                "setups": {key: found[name, key] for key in SETUPS},
+                **{field: row[field] for field in ("model", "title", "max_positions")},
+                "not_predicted": {k: e["not_predicted"] for k, e in row["setups"].items() if "not_predicted" in e},
             }
-            for name in names
+            for row in rows
         ],
+        "models": rows,
     }
 
 

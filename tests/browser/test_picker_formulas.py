@@ -51,7 +51,8 @@ def can_i(page, site_url):
 
 
 def pick(page, **choices: str) -> dict:
-    """Set the picker's controls (the mode first, as it resets the rest) and read its answer, once the
+    """Set the picker's controls (the mode first, as it resets the rest; then in the order of their
+    names, so gradient checkpointing before the weights it offers) and read its answer, once the
     model's formulas are in."""
     picker = page.locator(".fg-picker--live")
     for name in sorted(choices, key=lambda n: (n != "mode", n)):
@@ -128,16 +129,21 @@ def settings(formulas: dict, gpus: dict, seed: int) -> list[tuple]:
 def test_at_random_settings_the_pickers_figures_are_pythons(can_i, formulas, gpus, page_log, seed):
     models = {m["model"]: m for m in formulas["models"]}
     for name, key, gpu, count, batch, length in settings(formulas, gpus, seed):
-        mode = formulas["setups"][key]["mode"]
+        setup = formulas["setups"][key]
+        # Training with gradient checkpointing or without is a menu of its own, hidden for inference.
+        training = (
+            {} if setup["mode"] == "inference" else {"checkpointing": "on" if setup["grad_checkpointing"] else "off"}
+        )
         shown = pick(
             can_i,
-            mode=mode,
+            mode=setup["mode"],
             model=name,
             weights=key,
             gpu=gpus[gpu]["key"],
             count=count,
             batch=batch,
             tokens=length,
+            **training,
         )
         expected = answer(models[name], formulas["setups"], key, gpu, count, batch, length)
         check(shown, expected, gpus[gpu], count)
@@ -180,6 +186,20 @@ def test_qlora_of_llama_3_1_8b_on_a_t4_with_the_time_for_10m_tokens_in_kaggle_we
     assert float(shown["hours"]) == pytest.approx(hours, rel=SPEED)
     kaggle = next(b for b in session_budgets("T4", float(shown["hours"])) if b.tier.startswith("Kaggle"))
     assert kaggle.weekly_hours and kaggle.describe() in shown["facts"]["job"]
+    assert not page_log.blocked_requests and not page_log.console_errors
+
+
+def test_training_without_gradient_checkpointing_is_an_answer_of_its_own(can_i, formulas, gpus, page_log):
+    """Trainer's default keeps every activation: the same QLoRA peaks higher without checkpointing."""
+    model = next(m for m in formulas["models"] if m["model"] == "llama-3.1-8b")
+    sizes = {"model": "llama-3.1-8b", "gpu": "t4", "count": 1, "batch": 4, "tokens": 2048}
+    on = pick(can_i, mode="qlora", checkpointing="on", weights="qlora", **sizes)
+    off = pick(can_i, mode="qlora", checkpointing="off", weights="qlora-no-checkpointing", **sizes)
+    check(off, answer(model, formulas["setups"], "qlora-no-checkpointing", "T4", 1, 4, 2048), gpus["T4"], 1)
+    assert "no gradient checkpointing" in off["text"] and "no gradient checkpointing" not in on["text"]
+    assert int(off["numbers"]["tensor-peak"]) > int(on["numbers"]["tensor-peak"])
+    can_i.locator(".fg-picker--live [data-control=mode]").select_option("inference")
+    expect(can_i.locator(".fg-picker--live [data-control=checkpointing]")).to_be_hidden()
     assert not page_log.blocked_requests and not page_log.console_errors
 
 

@@ -551,7 +551,7 @@
     var data = JSON.parse(root.getAttribute("data-picker"));
     var uid = "fg-picker-" + Math.random().toString(36).slice(2, 8);
     var ids = {};
-    ["model", "gpu", "count", "mode", "weights", "engine", "batch", "tokens", "job"].forEach(function (k) { ids[k] = uid + "-" + k; });
+    ["model", "gpu", "count", "mode", "checkpointing", "weights", "engine", "batch", "tokens", "job"].forEach(function (k) { ids[k] = uid + "-" + k; });
     var counts = [];
     for (var n = 1; n <= data.most_gpus; n++) counts.push({ value: String(n), label: String(n) });
 
@@ -560,6 +560,8 @@
       field(ids.gpu, "GPU", gpuSelect(ids.gpu, data.gpus)),
       field(ids.count, "How many", select(ids.count, counts)),
       field(ids.mode, "Mode", select(ids.mode, data.modes.map(function (m) { return { value: m.key, label: m.label }; }))),
+      field(ids.checkpointing, "Gradient checkpointing", select(ids.checkpointing, [
+        { value: "on", label: "on (recomputes activations)" }, { value: "off", label: "off" }])),
       field(ids.weights, "Weights", select(ids.weights, [])),
       field(ids.engine, "Engine", select(ids.engine, [])),
       field(ids.batch, "Batch", numberInput(ids.batch, data.batches, uid + "-batch-list")),
@@ -579,10 +581,14 @@
     }
 
     // Each mode's weight formats: the formulas' setups the chosen model has (no MXFP4 for a model
-    // without experts), and for inference llama.cpp's GGUF file.
+    // without experts), training with gradient checkpointing or without as chosen, and for
+    // inference llama.cpp's GGUF file.
     function formatsFor(mode) {
       var model = find(data.models, controls.model.value);
-      var formats = data.setups.filter(function (s) { return s.mode === mode && !(model && model.not_predicted[s.key]); })
+      var checkpointing = controls.checkpointing.value === "on";
+      var formats = data.setups.filter(function (s) {
+        return s.mode === mode && !(model && model.not_predicted[s.key]) && (mode === "inference" || s.checkpointing === checkpointing);
+      })
         .map(function (s) { return { value: s.key, label: s.label }; });
       if (mode === "inference" && data.gguf) formats.push({ value: data.gguf.key, label: data.gguf.weights + " (llama.cpp)" });
       return formats;
@@ -617,6 +623,7 @@
 
     function labelControls() {
       var mode = controls.mode.value, inference = mode === "inference";
+      controls.checkpointing.parentNode.hidden = inference;
       fill(controls.weights, formatsFor(mode));
       fill(controls.engine, enginesFor(controls.weights.value));
       label("batch", inference ? "Sequences at once" : "Batch");
@@ -745,12 +752,13 @@
       // The weights as the GPU loads them: 16-bit weights in fp16 where it has no bf16.
       var chosen = find(data.setups, choice.setup), weights = chosen.weights;
       if (weights === "bf16" && gpu.dtype !== "bf16") weights = gpu.dtype;
-      // A KV cache stored in another format, as the weights menu says it (", fp8 KV cache").
-      var cache = chosen.label.slice(chosen.weights.length);
+      // A KV cache stored in another format, as the weights menu says it; training without checkpointing.
+      var cache = chosen.cache ? ", " + chosen.cache + " KV cache" : "";
+      var kept = trains && !chosen.checkpointing ? ", no gradient checkpointing" : "";
       var sized = trains
         ? "batch " + number.format(choice.batch) + " × " + tokensText(choice.length)
         : (choice.batch > 1 ? choice.batch + " sequences × " : "one sequence of ") + tokensText(choice.length);
-      var setting = model.title + ", " + modeLabel + " with " + weights + " weights" + cache + ", " + sized + " on " + on;
+      var setting = model.title + ", " + modeLabel + " with " + weights + " weights" + cache + kept + ", " + sized + " on " + on;
       var setupFact = ["setup", "Setup: " + setup.describe + (gpu.dtype !== setup.dtype && setup.dtype === "bf16"
         ? " (in " + gpu.dtype + ": the " + gpu.name + " has no bf16)" : "") + "." + (result.note ? " Note: " + result.note + "." : ""), ""];
       if (result.notPredicted) {
