@@ -270,7 +270,7 @@ def _computed_from(path: Path) -> str:
 def leading_fields(text: str, names: Iterable[str]) -> dict[str, Any]:
     """The fields ``names`` of the JSON object ``text``, parsed one field at a time up to the last of
     them, so that the long lists written after them are never parsed (`compute` writes a table's
-    header first, and its formulas' file is 16 MB); a name the object lacks is left out."""
+    header first, and its formulas' file is 21 MB); a name the object lacks is left out."""
     decoder, wanted, found = json.JSONDecoder(), set(names), {}
     at = _after_space(text, 0)
     if text[at : at + 1] != "{":
