@@ -115,6 +115,8 @@ def test_the_files_memory_is_the_formulas(made: Cases, case: str) -> None:
         for gpus, expected in ((1, m.memory.at(batch, length)), (2, split.at(batch, length))):
             got = read.at(batch, length, gpus)
             assert set(got) == set(expected)
+            # The breakdown a reader sees adds up to the peak, as a trace's does.
+            assert got["total"] == sum(got[kind] for kind in read.kinds if kind != "total"), (case, batch, length)
             for figure, value in expected.items():
                 # Each GPU's peak and the total within 0.1 %; a kind within 0.1 % of the total
                 # (two moments within a rounding of each other may trade places).

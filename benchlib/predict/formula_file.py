@@ -280,7 +280,7 @@ class ModelFormulas:
         return self._pieces[index, one]
 
     def traced_at(self, batch: int, length: int) -> list[dict[str, dict[str, int]]]:
-        """Each traced depth's peak by phase and kind (`MemoryFormula.traced_at`)."""
+        """Each traced depth's peak by phase and kind (`MemoryFormula.traced_at`, the total the kinds' sum)."""
         import numpy as np
 
         terms = np.array(basis(batch, length), dtype=float)
@@ -291,7 +291,11 @@ class ModelFormulas:
             for phase, coefficients in phases.items():
                 values = coefficients @ terms
                 peak = np.rint(values[int(np.argmax(values[:, total]))]).tolist()
-                peaks[phase] = dict(zip(self.kinds, map(int, peak), strict=True))
+                kinds = dict(zip(self.kinds, map(int, peak), strict=True))
+                # The written total picks the moment; the kinds' sum is its figure, as in a trace, so
+                # the breakdown adds up to it (each kind's coefficients are rounded on their own).
+                kinds["total"] = sum(v for k, v in kinds.items() if k != "total")
+                peaks[phase] = kinds
             traced.append(peaks)
         return traced
 

@@ -65,7 +65,7 @@
     return batch === 1 ? chosen.one : chosen.many;
   }
 
-  // benchlib.predict.formula.MemoryFormula.traced_at
+  // benchlib.predict.formula_file.ModelFormulas.traced_at
   function tracedAt(memory, batch, length) {
     var terms = basis(batch, length);
     var total = memory.kinds.indexOf("total");
@@ -77,8 +77,13 @@
           var values = moment.map(function (row) { return dot(row, terms); });
           if (values[total] > bestTotal) { best = values; bestTotal = values[total]; }  // np.argmax: the first
         });
-        var kinds = {};
-        memory.kinds.forEach(function (kind, i) { kinds[kind] = rint(best[i]); });
+        // The written total picks the moment; the kinds' sum is its figure, so the breakdown adds up.
+        var kinds = {}, sum = 0;
+        memory.kinds.forEach(function (kind, i) {
+          kinds[kind] = rint(best[i]);
+          if (kind !== "total") sum += kinds[kind];
+        });
+        kinds.total = sum;
         peaks[phase] = kinds;
       });
       return peaks;
