@@ -428,7 +428,9 @@
   function setupOn(data, setup, gpu) {
     var why = gpu.dequantized[setup.key];
     if (!why) return { setup: setup, note: null };
-    var dense = data.setups.filter(function (s) { return s.mode === setup.mode && s.weights === setup.dtype; })[0];
+    var dense = data.setups.filter(function (s) {
+      return s.mode === setup.mode && s.weights === setup.dtype && s.checkpointing === setup.checkpointing;
+    })[0];
     return { setup: dense || setup, note: why };
   }
 
