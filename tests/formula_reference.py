@@ -19,6 +19,7 @@ from benchlib.catalog.gpus import find_gpu
 from benchlib.catalog.language_models import TracePlan, resolve_model
 from benchlib.predict.engines import ENGINES, EngineMismatch
 from benchlib.predict.formula import CallFormula, MemoryFormula, OpsFormula, TimeFormula
+from benchlib.predict.llama_cpp import LlamaCppShape, fit_shape
 from benchlib.predict.llm_memory import LARGEST_BATCH, LLMPredictor, Setup
 from benchlib.predict.llm_options import has_bf16
 from benchlib.predict.llm_speed import CountedCall, InferenceCalls, predict_llm_speed
@@ -140,4 +141,30 @@ def answer(
     return out
 
 
-__all__ = ["CountedCall", "answer"]
+def llama_cpp_answer(
+    entry: dict[str, Any], setups: dict[str, Any], key: str, gpu: str, count: int, length: int
+) -> dict[str, Any]:
+    """Python's answer for the GGUF file of setup ``key`` in llama.cpp, one sequence of ``length``
+    tokens on ``count`` of ``gpu``: `fit_shape` on the file's shape as ``entry`` holds it, and
+    llama.cpp's tokens/s from the time formula in f16, as `benchlib predict --engine llama.cpp` runs it."""
+    model = resolve_model(entry["model"])
+    spec = find_gpu(gpu)
+    setup = replace(setup_of(setups[key]), seq_len=length)
+    shape = LlamaCppShape(**entry["llama_cpp"][key])
+    fit = fit_shape(model.title, shape, setup, gpu_memory(spec), model.max_positions(), count)
+    calls = time_formula(setup, entry["setups"][key]["time"]).inference(1, length)
+    counted = InferenceCalls(
+        _as_dtype(calls.prefill, "fp16"), _as_dtype(calls.decode, "fp16") if calls.decode else None
+    )
+    at = replace(setup, dtype="fp16", kv_cache="fp16")
+    try:
+        speed = predict_llm_speed(model, spec, at, ENGINES["llama.cpp"], concurrency=False, counted=counted)
+    except UnknownSpeedGPU:  # no fp16 peak in the GPU's specs
+        return {"fit": fit, "llama.cpp": None}
+    return {
+        "fit": fit,
+        "llama.cpp": {"prefill": speed.prefill_tokens_per_s, "decode": speed.decode_tokens_per_s, "training": None},
+    }
+
+
+__all__ = ["CountedCall", "answer", "llama_cpp_answer"]

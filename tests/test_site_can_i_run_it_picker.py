@@ -2,8 +2,8 @@
 
 The page's script (docs/assets/javascripts/can-i-run-it.js) evaluates each model's formulas
 (docs/assets/formulas/, from the llm_formulas table) with this data: the models and setups, every
-GPU's figures and the engines' constants (the llm_constants table), the published comparisons'
-errors and llama.cpp's GGUF answers (the can_i_run_it table). tests/browser/test_picker_formulas.py
+GPU's figures and the engines' constants, llama.cpp's among them (the llm_constants table), and the
+published comparisons' errors (the can_i_run_it table). tests/browser/test_picker_formulas.py
 reads its answers off the page.
 """
 
@@ -18,8 +18,10 @@ import pytest
 
 from benchlib.catalog.platforms import session_budgets
 from benchlib.core.units import format_bytes
+from benchlib.predict.llama_cpp import KV_PAD, MICRO_BATCH
+from benchlib.predict.memory import CUDA_CONTEXT_BYTES
 from benchlib.site import can_i_run_it as llm_fit
-from benchlib.site.llm_speed import error_text, rate_text
+from benchlib.site.llm_speed import error_text
 from benchlib.site.sources import read_table
 
 
@@ -88,19 +90,23 @@ def test_each_kind_of_prediction_carries_the_published_comparisons_error(table):
     assert errors["memory"] == (
         f"a median error of {table['median_abs_error']:.1%} on {len(compared)} published peak memory measurements"
     )
-    assert errors["decode"] == {e: error_text(e, "decode") for e in ("transformers", "vllm")}
+    assert errors["decode"] == {e: error_text(e, "decode") for e in ("transformers", "vllm", "llama.cpp")}
     assert errors["training"] == error_text("transformers", "training")
 
 
-def test_llama_cpp_keeps_the_tables_gguf_answers(table):
-    gguf = llm_fit.picker_data()["gguf"]
-    assert gguf["key"] == table["speed"]["gguf_task"]
-    gpt_oss = next(r for r in table["rows"] if r["model"] == "gpt-oss-20b")
-    answer = gguf["models"]["gpt-oss-20b"]
-    assert answer["file"] == "MXFP4" and answer["largest"] == gpt_oss["cells"][gguf["key"]]
-    rate = gpt_oss["decode_tokens_per_s"]["llama.cpp"]["t4"]
-    assert answer["rates"]["t4"] == {"value": rate, "text": rate_text(rate)}
-    assert [(c["gpu"], c["count"]) for c in gguf["columns"]][:2] == [("T4", 1), ("T4", 2)]
+def test_gguf_files_are_offered_as_llama_cpps_with_its_constants():
+    data = llm_fit.picker_data()
+    gguf = {s["key"]: s for s in data["setups"] if s["llama_cpp"]}
+    assert gguf["inference-gguf-q4_k_m"]["label"] == "GGUF Q4_K_M"
+    assert gguf["inference-gguf-mxfp4"]["label"] == "GGUF MXFP4_MOE"
+    assert all(s["weights"].startswith("gguf-") and s["cache"] is None for s in gguf.values())
+    assert not any(s["weights"].startswith("gguf-") for s in data["setups"] if not s["llama_cpp"])
+    assert data["llama_cpp"] == "llama.cpp" and data["llama_cpp"] in {e["key"] for e in data["engines"]}
+    assert data["evaluation"]["llama_cpp"] == {
+        "micro_batch": MICRO_BATCH,
+        "kv_pad": KV_PAD,
+        "cuda_context_bytes": CUDA_CONTEXT_BYTES,
+    }
 
 
 def test_a_model_added_to_the_formulas_reaches_the_picker_unchanged(formulas, monkeypatch):

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 
 from benchlib import tables
+from benchlib.catalog.language_models import resolve_model
 from benchlib.core.package_data import data_file
+from benchlib.predict.llama_cpp import shape_of
+from benchlib.predict.llm_memory import LLMPredictor
+from benchlib.predict.weight_formats import GGUF_FORMATS
 from benchlib.tables import llm_formulas
 from benchlib.tables.llm_formulas import NAME, SETUPS, predicted_models
 
@@ -62,6 +66,25 @@ def test_every_dense_model_has_formulas_for_bf16_inference_and_each_way_of_fine_
     for row in table["models"]:
         for key in ("inference-bf16", "qlora", "lora", "train"):
             assert "memory" in row["setups"][key], (row["model"], key, row["setups"][key].get("not_predicted"))
+
+
+def test_each_gguf_file_with_formulas_has_its_llama_cpp_shape_and_no_other_setup_has_one(table):
+    for row in table["models"]:
+        gguf = [k for k, e in row["setups"].items() if "memory" in e and SETUPS[k].weights in GGUF_FORMATS]
+        assert list(row["llama_cpp"]) == gguf, row["model"]
+    assert "inference-gguf-mxfp4" in next(m for m in table["models"] if m["model"] == "gpt-oss-20b")["llama_cpp"]
+
+
+@pytest.mark.slow
+def test_a_gguf_files_shape_is_its_config_and_the_tensors_a_trace_counts(table):
+    """The shape's weights come from the memory formula at one token; a trace gives the same within
+    the formulas' rounding (seven significant digits), and the config the rest exactly."""
+    name, key = "llama-3.2-1b", "inference-gguf-q4_k_m"
+    model, setup = resolve_model(name), SETUPS[key]
+    traced = asdict(shape_of(model, setup, LLMPredictor(model, setup).breakdown(1)["weights"]))
+    written = next(m for m in table["models"] if m["model"] == name)["llama_cpp"][key]
+    assert written["layer_bytes"] == pytest.approx(traced.pop("layer_bytes"), rel=1e-6)
+    assert {k: v for k, v in written.items() if k != "layer_bytes"} == traced
 
 
 # ----------------------------------------------------------------------------- reuse

@@ -38,6 +38,7 @@ from benchlib.core.units import format_bytes
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
     from benchlib.catalog.language_models import LanguageModel
+    from benchlib.predict.formula_file import ModelFormulas
     from benchlib.predict.llm_memory import LLMPrediction, Setup
     from benchlib.predict.memory import DeviceMemory, Prediction
 
@@ -284,17 +285,17 @@ def _fit_language_model(flags: FitFlags) -> None:
         asked = resolve(flags.model, options, tuple(MODELS), trace=flags.trace, parallel=flags.parallel)
         language_model, resolved = asked.model, asked.resolved
         with tracing(language_model):
-            if asked.formulas is not None:
-                prediction = asked.formulas.predict(device, flags.gpus)
-                if flags.sizes:
-                    prediction.other_sizes = asked.formulas.other_sizes(device.tensor_budget, flags.gpus)
-            elif resolved.engine.name == "llama.cpp":
+            if resolved.engine.name == "llama.cpp":
                 if flags.sizes:
                     raise ValueError(
                         "--sizes: llama.cpp's memory is a sum of its buffers, one context at a time; ask for another --seq-len instead"
                     )
-                _fit_llama_cpp(flags, language_model, resolved.setup, device)
+                _fit_llama_cpp(flags, language_model, resolved.setup, device, asked.formulas)
                 return
+            if asked.formulas is not None:
+                prediction = asked.formulas.predict(device, flags.gpus)
+                if flags.sizes:
+                    prediction.other_sizes = asked.formulas.other_sizes(device.tensor_budget, flags.gpus)
             else:
                 prediction = predict_llm(
                     language_model,
@@ -316,11 +317,12 @@ def _fit_language_model(flags: FitFlags) -> None:
     _print_llm_prediction(prediction, language_model.title)
 
 
-def _fit_llama_cpp(flags: FitFlags, model: LanguageModel, setup: Setup, device: DeviceMemory) -> None:
-    """llama.cpp's buffers instead of PyTorch's: `benchlib.predict.llama_cpp`."""
-    from benchlib.core.cache import cache_folder
-    from benchlib.predict.llama_cpp import fit_llama_cpp
-    from benchlib.predict.llm_memory import LLMPredictor
+def _fit_llama_cpp(
+    flags: FitFlags, model: LanguageModel, setup: Setup, device: DeviceMemory, formulas: ModelFormulas | None
+) -> None:
+    """llama.cpp's buffers instead of PyTorch's: `benchlib.predict.llama_cpp`, from the committed
+    formulas' shape of the GGUF file where they hold it."""
+    from benchlib.cli.formulas import llama_cpp_fit
 
     if flags.parallel != "layers":
         raise ValueError(
@@ -329,8 +331,7 @@ def _fit_llama_cpp(flags: FitFlags, model: LanguageModel, setup: Setup, device: 
         )
     if flags.batch not in (None, 1):
         raise ValueError(f"--batch {flags.batch} with --engine llama.cpp: its memory is predicted for one sequence")
-    weights = LLMPredictor(model, setup, cache_folder("fit-llm")).breakdown(1)["weights"]
-    fit = fit_llama_cpp(model, setup, device, weights, flags.gpus)
+    fit = llama_cpp_fit(model, setup, device, formulas, flags.gpus)
     if flags.as_json:
         typer.echo(json.dumps(fit.as_dict(), indent=2))
         return

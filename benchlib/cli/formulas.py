@@ -4,7 +4,7 @@ A shipped model in a setup the "Can I run it?" picker offers has its memory and 
 down as formulas in the batch and the length (`benchlib.tables.llm_formulas`), which numpy
 evaluates in a moment (`benchlib.predict.formula_file`), where a trace builds the model with torch
 and transformers first. Every other question traces as before: another model or setup, data
-parallel, llama.cpp, ``--trace``, or a table that is missing or no longer matches the code and data
+parallel, ``--trace``, or a table that is missing or no longer matches the code and data
 it was computed from (`benchlib.tables.stale_reasons`).
 """
 
@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.predict.formula_file import Formulas, ModelFormulas
+    from benchlib.predict.llama_cpp import LlamaCppFit
+    from benchlib.predict.llm_memory import Setup
     from benchlib.predict.llm_options import LLMOptions, ResolvedSetup
+    from benchlib.predict.memory import DeviceMemory
 
 TRACE_HELP = (
     "Language models: trace the model even where benchlib's committed formulas answer for a shipped "
@@ -93,8 +96,7 @@ def resolve(spec: str, options: LLMOptions, also_known: tuple[str, ...], *, trac
     from benchlib.catalog.language_models import resolve_model
     from benchlib.predict.formula_file import shipped_name
 
-    # llama.cpp's file depends on the model's config (gpt-oss ships MXFP4), and its memory is its own.
-    usable = not trace and parallel == "layers" and options.engine_name != "llama.cpp"
+    usable = not trace and parallel == "layers"
     name = shipped_name(spec) if usable else None
     formulas = committed_formulas() if name is not None else None
     model = formulas.model(name) if formulas is not None and name is not None else None
@@ -105,3 +107,24 @@ def resolve(spec: str, options: LLMOptions, also_known: tuple[str, ...], *, trac
             return Asked(model, resolved, found)
     model = resolve_model(spec, also_known=also_known)
     return Asked(model, options.resolve(model), None)
+
+
+def llama_cpp_fit(
+    model: LanguageModel, setup: Setup, device: DeviceMemory, formulas: ModelFormulas | None, gpus: int = 1
+) -> LlamaCppFit:
+    """`benchlib.predict.llama_cpp.fit_llama_cpp`, with the GGUF file's shape as the committed
+    formulas hold it (``formulas``: the model's in this setup), else with its tensors traced."""
+    from dataclasses import replace
+
+    from benchlib.predict.llama_cpp import fit_llama_cpp, fit_shape
+
+    shape = formulas.llama_cpp_shape() if formulas is not None else None
+    if formulas is not None and shape is not None:
+        fit = fit_shape(model.title, shape, setup, device, model.max_positions(), gpus)
+        return replace(fit, weights_source=formulas.memory_method())
+    from benchlib.core.cache import cache_folder
+    from benchlib.predict.llm_memory import LLMPredictor
+
+    predictor = LLMPredictor(model, setup, cache_folder("fit-llm"))
+    fit = fit_llama_cpp(model, setup, device, predictor.breakdown(1)["weights"], gpus)
+    return replace(fit, weights_source=predictor.method())

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from benchlib.catalog.language_models import LanguageModel
     from benchlib.cli.formulas import Asked
     from benchlib.models.trainable import ModelSpec
+    from benchlib.predict.formula_file import ModelFormulas
     from benchlib.predict.hosts import Host
     from benchlib.predict.llm_memory import Setup
     from benchlib.predict.llm_speed import LLMSpeed
@@ -261,7 +262,8 @@ def _predict_language_model(asked: Asked, spec: AcceleratorSpec, host: Host | No
         speed = predict_llm_speed(
             model, spec, resolved.setup, resolved.engine, concurrency=False, host=host, counted=formulas.calls()
         )
-        if speed.decode is not None:
+        # llama.cpp serves from its own buffers, not transformers' memory (as `predict_llm_speed`).
+        if speed.decode is not None and resolved.engine.name != "llama.cpp":
             speed = replace(speed, concurrency=formulas.concurrency(spec))
     else:
         speed = predict_llm_speed(
@@ -269,7 +271,7 @@ def _predict_language_model(asked: Asked, spec: AcceleratorSpec, host: Host | No
         )
     note = resolved.note
     if resolved.engine.name == "llama.cpp":
-        split = _llama_cpp_split(model, spec, resolved.setup)
+        split = _llama_cpp_split(model, spec, resolved.setup, formulas)
         note = "; ".join(part for part in (note, split) if part) or None
     return speed, note
 
@@ -336,16 +338,15 @@ def _other_sizes_text(others: list[LLMSpeed], fits_at_once: int | None) -> str:
     return "\n".join(lines) + "\n(tokens/s; whether they fit: benchlib fit --sizes)"
 
 
-def _llama_cpp_split(model: LanguageModel, spec: AcceleratorSpec, setup: Setup) -> str | None:
+def _llama_cpp_split(
+    model: LanguageModel, spec: AcceleratorSpec, setup: Setup, formulas: ModelFormulas | None
+) -> str | None:
     """Where the model doesn't fit whole in llama.cpp, the layers that do (``-ngl``) and what that means
     for the speed shown, which assumes every layer on the GPU."""
-    from benchlib.core.cache import cache_folder
-    from benchlib.predict.llama_cpp import fit_llama_cpp
-    from benchlib.predict.llm_memory import LLMPredictor
+    from benchlib.cli.formulas import llama_cpp_fit
     from benchlib.predict.memory import gpu_memory
 
-    weights = LLMPredictor(model, setup, cache_folder("fit-llm")).breakdown(1)["weights"]
-    fit = fit_llama_cpp(model, setup, gpu_memory(spec), weights)
+    fit = llama_cpp_fit(model, setup, gpu_memory(spec), formulas)
     if fit.fits:
         return None
     return (

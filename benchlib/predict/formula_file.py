@@ -39,6 +39,7 @@ from benchlib.predict.llm_speed import Concurrency, CountedCall, InferenceCalls
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
+    from benchlib.predict.llama_cpp import LlamaCppShape
     from benchlib.predict.memory import DeviceMemory
 
 NAME = "llm_formulas"
@@ -409,6 +410,15 @@ class ModelFormulas:
             free_bytes=max(0, free),
             basis="benchlib fit at batch 1: tensor budget less weights and one prefill's activations, over one KV cache",
         )
+
+    def llama_cpp_shape(self) -> LlamaCppShape | None:
+        """The sizes llama.cpp's buffers follow for this setup's GGUF file, as the table wrote them
+        (`benchlib.predict.llama_cpp.shape_of`); None for a setup that is no GGUF file."""
+        from benchlib.predict.llama_cpp import LlamaCppShape
+
+        row = self.table.row(self.model.name) or {}
+        written = row.get("llama_cpp", {}).get(self.key)
+        return LlamaCppShape(**written) if written is not None else None
 
     # --- time
 

@@ -143,6 +143,7 @@ class LlamaCppFit:
     largest_context: int  # at full offload; 0 where even a 1-token context doesn't fit
     limit: int
     gpus: int = 1  # the layers spread over this many GPUs (--split-mode layer)
+    weights_source: str = ""  # where the file's tensors' bytes come from: a trace, or the committed formulas
 
     @property
     def gpu_bytes(self) -> int:
@@ -177,7 +178,7 @@ class LlamaCppFit:
             "largest_context": self.largest_context,
             "limit": self.limit,
             "gpus": self.gpus,
-            "method": METHOD,
+            "method": f"{METHOD}; the file's tensors from {self.weights_source}" if self.weights_source else METHOD,
             "kind": "predicted",
         }
 
@@ -190,8 +191,13 @@ def fit_llama_cpp(
 
     ``gpus`` > 1: llama.cpp's default ``--split-mode layer`` spreads the layers over the GPUs, each
     with its own CUDA context and compute buffer; the answer treats them as one pool less those."""
-    shape = shape_of(model, setup, weights_bytes)
-    limit = model.max_positions()
+    return fit_shape(model.title, shape_of(model, setup, weights_bytes), setup, device, model.max_positions(), gpus)
+
+
+def fit_shape(
+    title: str, shape: LlamaCppShape, setup: Setup, device: DeviceMemory, limit: int, gpus: int = 1
+) -> LlamaCppFit:
+    """`fit_llama_cpp` for a model of ``shape`` (as the formulas table holds it) reading at most ``limit`` tokens."""
     context = min(setup.seq_len, limit)
     per_gpu_extra = CUDA_CONTEXT_BYTES + compute_buffer_bytes(shape, MICRO_BATCH)
     usable = gpus * device.usable_bytes - (gpus - 1) * per_gpu_extra
@@ -213,7 +219,7 @@ def fit_llama_cpp(
     host = shape.embedding_bytes + (shape.layers - gpu_layers) * shape.layer_bytes
     host += 0 if output_on_gpu else shape.output_bytes
     return LlamaCppFit(
-        model=model.title,
+        model=title,
         setup=setup,
         device=device,
         context=context,

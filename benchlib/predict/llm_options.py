@@ -43,8 +43,18 @@ def llama_cpp_weights(model: LanguageModel, weights: str | None) -> str:
         return "gguf-mxfp4"
     if weights is not None:
         return weights
-    native = getattr(model.text_config, "model_type", None) in NATIVE_MXFP4_MODEL_TYPES
-    return "gguf-mxfp4" if native else "gguf-q4_k_m"
+    return "gguf-mxfp4" if _model_type(model) in NATIVE_MXFP4_MODEL_TYPES else "gguf-q4_k_m"
+
+
+def _model_type(model: LanguageModel) -> str | None:
+    """The decoder config's ``model_type``; for a shipped model the formulas answer for, which builds
+    no config, its shipped config's."""
+    if model.config is None and model.shipped:
+        from benchlib.catalog.language_models import shipped_models
+
+        config = shipped_models()[model.name].config
+        return (config.get("text_config") or config).get("model_type")
+    return getattr(model.text_config, "model_type", None)
 
 
 def runs_as(setup: Setup, spec: AcceleratorSpec | None) -> tuple[Setup, str | None]:

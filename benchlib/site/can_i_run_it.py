@@ -324,38 +324,6 @@ def _gpu_group(gpu: dict[str, Any], table_gpus: set[str]) -> str:
     return "table" if gpu["name"] in table_gpus else "other"
 
 
-def _gguf(table: dict[str, Any]) -> dict[str, Any] | None:
-    """llama.cpp on GGUF files, from the committed table: the formulas hold no GGUF file, so these
-    answers stay the table's (batch 1, each column's longest prompt, the peak and decode speed at
-    the table's prompt)."""
-    speed = table["speed"]
-    key = speed.get("gguf_task")
-    if key is None:
-        return None
-    task = next(t for t in table["tasks"] if t["key"] == key)
-    engine = speed["llama_cpp"]
-    return {
-        "key": key,
-        "created": table["created"][:10],
-        "weights": task["setup"]["weights"],
-        "describe": task["describe"],
-        "batch": task["setup"]["batch"],
-        "seq_len": speed["seq_len"],
-        "engine": {"key": engine, "title": speed["engines"][engine]["title"]},
-        "columns": [{"key": c["key"], "gpu": c["gpu"], "count": c["count"]} for c in table["columns"]],
-        "models": {
-            r["model"]: {
-                "file": _gguf_label(r),
-                "largest": r["cells"][key],
-                "peak": format_bytes(r["peaks_at_one"][key]["total"]) if key in r["peaks_at_one"] else None,
-                "rates": {c: _rate(v) for c, v in r["decode_tokens_per_s"].get(engine, {}).items() if v is not None},
-            }
-            for r in table["rows"]
-        },
-        "error": error_text(engine, "decode"),
-    }
-
-
 def picker_data() -> dict[str, Any]:
     """What the page's picker answers from: the committed tables, reshaped, with nothing added.
 
@@ -364,8 +332,9 @@ def picker_data() -> dict[str, Any]:
     reader's GPU, count of GPUs, batch and length. The GPUs, their rates and budgets, the engines'
     constants and the evaluation's own constants are the ``llm_constants`` table's, as
     `benchlib.predict` computes them; the error of each kind of prediction is the published
-    comparisons', as the tables' legends give it. llama.cpp's GGUF answers are the
-    ``can_i_run_it`` table's. The free tiers' limits, to count a job in, come with their dates.
+    comparisons', as the tables' legends give it. A GGUF file's memory is llama.cpp's buffers, from
+    the shape each model's formulas hold for it (`benchlib.predict.llama_cpp`). The free tiers'
+    limits, to count a job in, come with their dates.
     """
     table = _table()
     # The formulas' header: the setups, and each model's title and what it has no formulas for.
@@ -410,7 +379,6 @@ def picker_data() -> dict[str, Any]:
         "engines": constants["engines"],
         "several_gpus": constants["several_gpus"],
         "evaluation": constants["evaluation"],
-        "gguf": _gguf(table),
         # Each kind of prediction's error against published measurements, as the tables' legends say it.
         "errors": {
             "memory": f"a median error of {table['median_abs_error']:.1%} on {len(compared)} published peak "
@@ -421,6 +389,8 @@ def picker_data() -> dict[str, Any]:
         },
         # The served engine: not modelled on several GPUs, nor on GPUs vLLM doesn't run on.
         "served": served,
+        # The engine that runs GGUF files, and them alone here.
+        "llama_cpp": table["speed"]["llama_cpp"],
         # Choices for the two numbers: powers of two up to the longest context; any other number typed in is answered the same way.
         "tokens": _powers_of_two(256, max(m["max_positions"] for m in formulas["index"])),
         "batches": _powers_of_two(1, 256),
@@ -432,6 +402,10 @@ def _setup_choice(key: str, setup: dict[str, Any]) -> dict[str, Any]:
     """A formulas' setup as the picker's menus offer it."""
     # A KV cache stored in another format than the compute's (None: the same).
     cache = setup["kv_cache"] if setup["mode"] == "inference" and setup["kv_cache"] != setup["dtype"] else None
+    # A GGUF file runs in llama.cpp, whose memory is its buffers; its KV cache is f16 whatever the compute's.
+    gguf = setup["weights"].startswith("gguf-")
+    if gguf:
+        cache = None
     return {
         "key": key,
         "mode": setup["mode"],
@@ -440,9 +414,16 @@ def _setup_choice(key: str, setup: dict[str, Any]) -> dict[str, Any]:
         "describe": setup["describe"],
         "cache": cache,
         "checkpointing": setup["grad_checkpointing"],
+        "llama_cpp": gguf,
         # What the weights menu shows: the format, and a KV cache stored in another.
-        "label": setup["weights"] + (f", {cache} KV cache" if cache else ""),
+        "label": _gguf_file(setup["weights"]) if gguf else setup["weights"] + (f", {cache} KV cache" if cache else ""),
     }
+
+
+def _gguf_file(weights: str) -> str:
+    """A GGUF format as the weights menu names it (the engine menu says llama.cpp): "GGUF Q4_K_M"."""
+    kind = "MXFP4_MOE" if weights == "gguf-mxfp4" else weights.removeprefix("gguf-").upper()
+    return f"GGUF {kind}"
 
 
 def _rate(rate: float) -> dict[str, Any]:

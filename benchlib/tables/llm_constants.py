@@ -33,19 +33,20 @@ from benchlib.predict.engines import (
 )
 from benchlib.predict.formula import FIXED, GROWING
 from benchlib.predict.hosts import NOTEBOOK_GPUS, default_host
+from benchlib.predict.llama_cpp import KV_PAD, MICRO_BATCH
 from benchlib.predict.llm_memory import LARGEST_BATCH
 from benchlib.predict.llm_options import has_bf16
-from benchlib.predict.memory import gpu_memory
+from benchlib.predict.memory import CUDA_CONTEXT_BYTES, gpu_memory
 from benchlib.predict.roofline import GpuRates, UnknownSpeedGPU, gpu_rates
 from benchlib.predict.weight_formats import compute_capability, dequantized_on
 from benchlib.tables import Table, digest_json, register
-from benchlib.tables.can_i_run_it import COLUMNS, NO_SERVED_ENGINE, SERVED, VLLM_REQUIREMENTS
+from benchlib.tables.can_i_run_it import COLUMNS, LLAMA_CPP, NO_SERVED_ENGINE, SERVED, VLLM_REQUIREMENTS
 from benchlib.tables.llm_formulas import SETUPS
 
 NAME = "llm_constants"
-# The engines the formulas are timed with: eager transformers and a served engine. llama.cpp runs
-# GGUF files, which the formulas don't hold (the can_i_run_it table answers for them).
-FORMULA_ENGINES = ("transformers", SERVED)
+# The engines the formulas are timed with: eager transformers, a served engine, and llama.cpp for
+# the GGUF files (whose memory is llama.cpp's buffers, `benchlib.predict.llama_cpp`).
+FORMULA_ENGINES = ("transformers", SERVED, LLAMA_CPP)
 # vLLM's requirements (`VLLM_REQUIREMENTS`): compute capability 7.0 or newer, as the table's P100 column says.
 SERVED_CAPABILITY = (7, 0)
 # What isn't modelled with several GPUs: a served engine's tensor parallelism (the table's pair of
@@ -191,6 +192,9 @@ def compute_table(on_step: Callable[[str], None] = lambda step: None) -> dict[st
             "fixed": list(FIXED),
             "growing": list(GROWING),
             "largest_batch": LARGEST_BATCH,
+            # llama.cpp's buffers (`benchlib.predict.llama_cpp`): its micro-batch, the KV cache's padding
+            # and the CUDA context each GPU holds.
+            "llama_cpp": {"micro_batch": MICRO_BATCH, "kv_pad": KV_PAD, "cuda_context_bytes": CUDA_CONTEXT_BYTES},
         },
         "setups": {key: asdict(setup) for key, setup in SETUPS.items()},
     }

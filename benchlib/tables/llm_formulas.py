@@ -54,6 +54,10 @@ SETUPS: dict[str, Setup] = {
     "inference-awq-int4": make_setup("inference", weights="awq-int4"),
     "inference-fp8": make_setup("inference", weights="fp8"),
     "inference-mxfp4": make_setup("inference", weights="mxfp4"),
+    "inference-gguf-q4_k_m": make_setup("inference", weights="gguf-q4_k_m"),
+    "inference-gguf-q5_k_m": make_setup("inference", weights="gguf-q5_k_m"),
+    "inference-gguf-q8_0": make_setup("inference", weights="gguf-q8_0"),
+    "inference-gguf-mxfp4": make_setup("inference", weights="gguf-mxfp4"),
     "qlora": make_setup("qlora", grad_checkpointing=True),
     "lora": make_setup("lora", grad_checkpointing=True),
     "train": make_setup("train", dtype="bf16", grad_checkpointing=True),
@@ -156,6 +160,8 @@ def compute_table(on_step: Callable[[str], None], models: list[str] | None = Non
         }
         for name in names
     ]
+    for row in rows:
+        row["llama_cpp"] = _llama_cpp_shapes(row, setups)
     return {
         "setups": setups,
         # Ahead of the formulas, what the picker's menus need of each model, read without them.
@@ -168,6 +174,23 @@ def compute_table(on_step: Callable[[str], None], models: list[str] | None = Non
         ],
         "models": rows,
     }
+
+
+def _llama_cpp_shapes(row: dict[str, Any], setups: dict[str, Any]) -> dict[str, dict[str, int | None]]:
+    """Per GGUF setup with formulas, the sizes llama.cpp's buffers follow (`llama_cpp.shape_of`):
+    the model's config, and the file's tensors, which its memory formula holds at one token."""
+    from benchlib.predict.formula_file import Formulas
+    from benchlib.predict.llama_cpp import shape_of
+    from benchlib.predict.weight_formats import GGUF_FORMATS
+
+    formulas = Formulas.of({"setups": setups, "models": [row]}, TABLE.path)
+    model = resolve_model(row["model"])
+    shapes = {}
+    for key, setup in SETUPS.items():
+        found = formulas.find(row["model"], setup) if setup.weights in GGUF_FORMATS else None
+        if found is not None:
+            shapes[key] = asdict(shape_of(model, setup, found.at(1, 1)["weights"]))
+    return shapes
 
 
 def inputs() -> dict[str, str]:

@@ -14,7 +14,7 @@ import random
 from urllib.parse import urljoin
 
 import pytest
-from formula_reference import answer
+from formula_reference import answer, llama_cpp_answer
 from playwright.sync_api import expect
 from typer.testing import CliRunner
 
@@ -68,7 +68,8 @@ def pick(page, **choices: str) -> dict:
         "verdict": answer_box.get_attribute("data-verdict"),
         "text": answer_box.locator(".fg-picker__verdict").inner_text(),
         "numbers": {
-            name: answer_box.get_attribute(f"data-{name}") for name in ("tensor-peak", "largest", "concurrency")
+            name: answer_box.get_attribute(f"data-{name}")
+            for name in ("tensor-peak", "peak", "largest", "concurrency", "gpu-layers")
         },
         "facts": {name: li.inner_text() for name, li in facts.items()},
         "speeds": {
@@ -108,6 +109,29 @@ def check(shown: dict, expected: dict, gpu: dict, count: int) -> None:
             assert rate_text(float(figure)) in shown["facts"][f"speed-{engine}"]
 
 
+def check_llama_cpp(shown: dict, expected: dict) -> None:
+    """The picker's answer for a GGUF file against Python's: llama.cpp's buffers exactly (whole
+    bytes, no formula between), and its tokens/s within the speed tolerance."""
+    fit = expected["fit"]
+    assert shown["verdict"] == ("fits" if fit.fits else "no"), shown["text"]
+    assert int(shown["numbers"]["peak"]) == fit.gpu_bytes
+    assert int(shown["numbers"]["largest"]) == fit.largest_context
+    assert int(shown["numbers"]["gpu-layers"]) == fit.gpu_layers
+    if fit.fits:
+        assert format_bytes(fit.gpu_bytes) in shown["text"]
+    else:
+        assert (
+            f"-ngl {fit.gpu_layers} puts" in shown["text"] if fit.gpu_layers else "not even one layer" in shown["text"]
+        )
+    speeds = expected["llama.cpp"]
+    if speeds is None:
+        assert not any((shown["speeds"].get("llama.cpp") or {}).values()), shown["facts"]
+        return
+    for kind in ("prefill", "decode"):
+        if speeds[kind] is not None:
+            assert float(shown["speeds"]["llama.cpp"][kind]) == pytest.approx(speeds[kind], rel=SPEED), kind
+
+
 def settings(formulas: dict, gpus: dict, seed: int) -> list[tuple]:
     """Seeded random settings: a model and one of its setups, a GPU, a count, a batch and a length."""
     rng = random.Random(seed)
@@ -120,6 +144,9 @@ def settings(formulas: dict, gpus: dict, seed: int) -> list[tuple]:
         key = rng.choice(keys)
         trains = formulas["setups"][key]["mode"] != "inference"
         batch = rng.choice((1, 2, 3, 8)) if trains else rng.choice((1, 2, 4, 16, 64))
+        if key in model["llama_cpp"]:
+            batch = 1  # llama.cpp's memory is predicted for one sequence
+
         length = min(model["max_positions"], rng.choice((1, 300, 1024, 2048, 5000, 32_768)))
         out.append((model["model"], key, rng.choice(list(gpus)), rng.choice((1, 1, 2, 3, 8)), batch, length))
     return out
@@ -145,6 +172,9 @@ def test_at_random_settings_the_pickers_figures_are_pythons(can_i, formulas, gpu
             tokens=length,
             **training,
         )
+        if key in models[name]["llama_cpp"]:
+            check_llama_cpp(shown, llama_cpp_answer(models[name], formulas["setups"], key, gpu, count, length))
+            continue
         expected = answer(models[name], formulas["setups"], key, gpu, count, batch, length)
         check(shown, expected, gpus[gpu], count)
     assert not page_log.blocked_requests and not page_log.console_errors
@@ -281,18 +311,45 @@ def test_the_weights_menu_offers_what_the_chosen_model_has_formulas_for(can_i, f
     assert "bf16, fp8 KV cache" in menu.all_inner_texts()
 
 
-def test_llama_cpp_answers_from_the_table_for_its_gguf_file(can_i, formulas):
-    table = read("can_i_run_it")
-    gguf = table["speed"]["gguf_task"]
-    held = {m["model"] for m in formulas["models"]}
-    row = next(r for r in table["rows"] if r["model"] in held and r["decode_tokens_per_s"]["llama.cpp"].get("t4"))
-    shown = pick(can_i, mode="inference", model=row["model"], weights=gguf, gpu="t4", count=1, batch=1, tokens=1024)
-    largest = row["cells"][gguf]["t4"]
-    assert shown["verdict"] == ("fits" if largest >= 1024 else "no")
-    assert "in llama.cpp with its GGUF" in shown["text"]
-    rate = row["decode_tokens_per_s"]["llama.cpp"]["t4"]
-    assert f"about {rate_text(rate)} tokens/s in llama.cpp" in shown["facts"]["speed"]
-    assert table["created"][:10] in shown["facts"]["largest"]
+def test_a_gguf_file_is_what_benchlib_fit_and_predict_answer_for_llama_cpp(can_i, gpus, page_log):
+    """Any GGUF file, context and count of GPUs: llama.cpp's buffers and the layers that fit, and
+    its tokens/s, as the command line answers them."""
+    for weights, gpu, count, tokens in (("gguf-q5_k_m", "L4", 1, 8192), ("gguf-q8_0", "T4", 2, 32_768)):
+        shown = pick(
+            can_i,
+            mode="inference",
+            model="llama-3.1-8b",
+            weights=f"inference-{weights}",
+            gpu=gpus[gpu]["key"],
+            count=count,
+            batch=1,
+            tokens=tokens,
+        )
+        asked = ["--model", "llama-3.1-8b", "--gpu", gpu, "--weights", weights, "--seq-len", str(tokens)]
+        fit = cli("fit", *asked, "--gpus", str(count))
+        assert shown["verdict"] == ("fits" if fit["fits"] else "no")
+        assert int(shown["numbers"]["peak"]) == fit["peak_bytes"]
+        assert int(shown["numbers"]["largest"]) == fit["largest_context"]
+        assert int(shown["numbers"]["gpu-layers"]) == fit["gpu_layers"]
+        assert f"{weights.removeprefix('gguf-').upper()} file" in shown["text"]
+        predict = cli("predict", *asked)
+        for kind in ("prefill", "decode"):
+            shown_rate = float(shown["speeds"]["llama.cpp"][kind])
+            assert shown_rate == pytest.approx(predict[f"{kind}_tokens_per_s"], rel=SPEED), kind
+        assert set(shown["speeds"]) == {"llama.cpp"}, "a GGUF file runs in llama.cpp alone"
+    assert not page_log.blocked_requests and not page_log.console_errors
+
+
+def test_a_gguf_file_that_does_not_fit_says_how_many_layers_do(can_i, page_log):
+    shown = pick(can_i, mode="inference", model="llama-3.3-70b", weights="inference-gguf-q4_k_m", gpu="t4", count=1)
+    assert shown["verdict"] == "no" and shown["text"].startswith("Does not fit whole.")
+    layers = int(shown["numbers"]["gpu-layers"])
+    assert 0 < layers < 80 and f"-ngl {layers} puts {layers} of its 80 layers on the GPU" in shown["text"]
+    assert "The CPU's share of the layers is not predicted" in shown["facts"]["speed-llama.cpp"]
+    assert "job" not in shown["facts"], "no job time from a speed that assumes every layer on the GPU"
+    several = pick(can_i, batch=4)
+    assert several["verdict"] == "not-predicted" and "predicted for one sequence" in several["text"]
+    assert not page_log.blocked_requests and not page_log.console_errors
 
 
 def test_a_prompt_longer_than_the_model_reads_is_too_long(can_i, formulas):

@@ -3,8 +3,9 @@
  * Its data is in the page: benchlib.site.can_i_run_it.picker_data(), the committed tables reshaped
  * at build time, in the data-picker attribute: the models and their setups (the llm_formulas
  * table), every GPU benchlib can predict for with its memory budget, rates and host, the engines'
- * constants (the llm_constants table), llama.cpp's GGUF answers and the published comparisons'
- * errors (the can_i_run_it table), and the free tiers' limits with their dates.
+ * constants (the llm_constants table), the published comparisons' errors (the can_i_run_it table),
+ * and the free tiers' limits with their dates. A GGUF file's memory is llama.cpp's buffers, from the
+ * shape its model's formulas hold for it.
  *
  * When a model is chosen, its formulas are fetched from assets/formulas/<model>.json (written from
  * the llm_formulas table by `benchlib tables`) and evaluated here for the reader's GPU, count of
@@ -366,6 +367,74 @@
     return { sequences: Math.max(0, Math.floor(free / perSequence)), kv_bytes_per_sequence: perSequence, free_bytes: Math.max(0, free) };
   }
 
+  // benchlib.predict.llama_cpp._cells: the KV cache's cells, padded.
+  function cells(context, c) {
+    return c.kv_pad * Math.ceil(context / c.kv_pad);
+  }
+
+  // benchlib.predict.llama_cpp.kv_cache_bytes
+  function kvCacheBytes(shape, context, c) {
+    var full = shape.kv_bytes_per_cell * cells(context, c);
+    if (!shape.window) return full;
+    var windowCells = Math.min(cells(context, c), cells(shape.window + c.micro_batch, c));
+    return full + shape.swa_layers_bytes_per_cell * windowCells;
+  }
+
+  // benchlib.predict.llama_cpp.compute_buffer_bytes
+  function computeBufferBytes(shape, context, c) {
+    var tokens = Math.min(c.micro_batch, context);
+    return 4 * tokens * Math.max(shape.vocab + shape.hidden, 2 * shape.ffn_width + 2 * shape.hidden);
+  }
+
+  // benchlib.predict.llama_cpp._largest_context: the longest context with every layer on the GPU.
+  function llamaCppLargest(shape, usable, limit, c) {
+    function needs(context) {
+      var weights = shape.layers * shape.layer_bytes + shape.output_bytes;
+      return c.cuda_context_bytes + computeBufferBytes(shape, context, c) + weights + kvCacheBytes(shape, context, c);
+    }
+    if (needs(1) > usable) return 0;
+    var low = 1, high = limit;
+    while (low < high) {
+      var middle = Math.floor((low + high + 1) / 2);
+      if (needs(middle) <= usable) low = middle; else high = middle - 1;
+    }
+    return low;
+  }
+
+  // benchlib.predict.llama_cpp.fit_shape: llama.cpp's buffers for a GGUF file of `shape` (the
+  // formulas' llama_cpp entry) at a context of `context` tokens, its layers split over `gpus`
+  // GPUs of `usableBytes` each, and the layers that fit (-ngl) when not all do.
+  function llamaCppFit(shape, context, usableBytes, limit, gpus, c) {
+    context = Math.min(context, limit);
+    var perGpuExtra = c.cuda_context_bytes + computeBufferBytes(shape, c.micro_batch, c);
+    var usable = gpus * usableBytes - (gpus - 1) * perGpuExtra;
+    var compute = computeBufferBytes(shape, context, c);
+    var fixed = c.cuda_context_bytes + compute;
+    var kvLayer = Math.floor(kvCacheBytes(shape, context, c) / shape.layers);
+    var everything = fixed + shape.layers * shape.layer_bytes + shape.output_bytes + kvCacheBytes(shape, context, c);
+    var gpuLayers = shape.layers, outputOnGpu = true;
+    if (everything > usable) {
+      var perLayer = shape.layer_bytes + kvLayer;
+      gpuLayers = Math.max(0, Math.min(shape.layers, Math.floor((usable - fixed) / Math.max(1, perLayer))));
+      outputOnGpu = false;
+    }
+    var fit = {
+      context: context,
+      gpu_layers: gpuLayers,
+      layers: shape.layers,
+      output_on_gpu: outputOnGpu,
+      model_buffer: gpuLayers * shape.layer_bytes + (outputOnGpu ? shape.output_bytes : 0),
+      host_model_buffer: shape.embedding_bytes + (shape.layers - gpuLayers) * shape.layer_bytes + (outputOnGpu ? 0 : shape.output_bytes),
+      kv_cache: gpuLayers < shape.layers ? kvLayer * gpuLayers : kvCacheBytes(shape, context, c),
+      compute_buffer: compute,
+      cuda_context: c.cuda_context_bytes,
+      largest_context: llamaCppLargest(shape, usable, limit, c)
+    };
+    fit.peak_bytes = fit.model_buffer + fit.kv_cache + fit.compute_buffer + fit.cuda_context;
+    fit.fits = gpuLayers === shape.layers && outputOnGpu;
+    return fit;
+  }
+
   // ------------------------------------------------------------------ answers
 
   var number = new Intl.NumberFormat("en-US");
@@ -434,6 +503,43 @@
     return { setup: dense || setup, note: why };
   }
 
+  // The engines that run a setup: llama.cpp alone for a GGUF file, and never for another format
+  // (whose memory the formulas give as PyTorch holds it, not as llama.cpp's buffers).
+  function enginesOf(data, setup) {
+    return data.engines.filter(function (e) { return (e.key === data.llama_cpp) === Boolean(setup.llama_cpp); });
+  }
+
+  // A GGUF file's answer: llama.cpp's buffers and its speed from the formulas, for one sequence.
+  function evaluateLlamaCpp(data, model, formulas, choice) {
+    var gpu = find(data.gpus, choice.gpu), setup = find(data.setups, choice.setup);
+    var entry = formulas.setups[setup.key], shape = (formulas.llama_cpp || {})[setup.key];
+    var out = { gpu: gpu, setup: setup, count: choice.count };
+    if (!entry || entry.not_predicted || !shape) {
+      out.notPredicted = entry && entry.not_predicted ? entry.not_predicted : "the formulas table holds no " + setup.key + " entry for " + model.title;
+      return out;
+    }
+    if (choice.length > model.max_positions) {
+      out.tooLong = true;
+      return out;
+    }
+    if (choice.batch !== 1) {
+      out.notPredicted = "llama.cpp's memory is predicted for one sequence (benchlib fit --engine llama.cpp takes --batch 1); set the sequences to 1";
+      return out;
+    }
+    var c = data.evaluation.llama_cpp;
+    out.fit = llamaCppFit(shape, choice.length, gpu.memory.usable_bytes, model.max_positions, choice.count, c);
+    var engine = find(data.engines, data.llama_cpp);
+    out.speed = { engine: engine };
+    try {
+      // llama.cpp computes in f16 on every GPU (`LLMOptions.resolve`).
+      out.speed.speed = speedOf(entry.time, Object.assign({}, gpu, { dtype: "fp16" }), engine, 1, choice.length, data.evaluation);
+    } catch (error) {
+      if (!(error instanceof NotPredicted)) throw error;
+      out.speed.refused = error.message;
+    }
+    return out;
+  }
+
   // The numbers an answer is made of, from the model's formulas: what fits, the memory by kind,
   // the largest batch or context, each engine's speed, and the engine (and speed) a job is timed
   // with. `choice`: gpu, count, setup and engine (keys), batch and length.
@@ -480,7 +586,7 @@
     out.largest = trains
       ? largest(memory, budget, count, { length: choice.length }, evaluation.largest_batch)
       : largest(memory, budget, count, { batch: choice.batch }, model.max_positions);
-    out.speeds = data.engines.map(function (engine) {
+    out.speeds = enginesOf(data, setup).map(function (engine) {
       var result = { engine: engine };
       if (engine.refuses[setup.key]) result.refused = engine.refuses[setup.key];
       else if (trains && count > 1) result.refused = data.several_gpus.training;
@@ -588,17 +694,15 @@
     }
 
     // Each mode's weight formats: the formulas' setups the chosen model has (no MXFP4 for a model
-    // without experts), training with gradient checkpointing or without as chosen, and for
-    // inference llama.cpp's GGUF file.
+    // without experts, which GGUF files in llama.cpp follow), and training with gradient
+    // checkpointing or without as chosen.
     function formatsFor(mode) {
       var model = find(data.models, controls.model.value);
       var checkpointing = controls.checkpointing.value === "on";
-      var formats = data.setups.filter(function (s) {
+      return data.setups.filter(function (s) {
         return s.mode === mode && !(model && model.not_predicted[s.key]) && (mode === "inference" || s.checkpointing === checkpointing);
       })
         .map(function (s) { return { value: s.key, label: s.label }; });
-      if (mode === "inference" && data.gguf) formats.push({ value: data.gguf.key, label: data.gguf.weights + " (llama.cpp)" });
-      return formats;
     }
 
     function fill(node, options) {
@@ -613,8 +717,7 @@
 
     // The engines that run this setup; one that refuses it shows why in its answer, not here.
     function enginesFor(setupKey) {
-      if (data.gguf && setupKey === data.gguf.key) return [{ value: data.gguf.engine.key, label: engineName(data.gguf.engine) }];
-      return data.engines.filter(function (e) { return !e.refuses[setupKey]; })
+      return enginesOf(data, find(data.setups, setupKey)).filter(function (e) { return !e.refuses[setupKey]; })
         .map(function (e) { return { value: e.key, label: engineName(e) }; });
     }
 
@@ -641,7 +744,7 @@
     // facts: [name, text or nodes, what kind of figure it is, attributes with its numbers in full].
     function show(verdict, headline, why, facts, numbers) {
       answer.setAttribute("data-verdict", verdict);
-      ["data-tensor-peak", "data-largest", "data-concurrency"].forEach(function (name) { answer.removeAttribute(name); });
+      ["data-tensor-peak", "data-peak", "data-largest", "data-concurrency", "data-gpu-layers"].forEach(function (name) { answer.removeAttribute(name); });
       Object.keys(numbers || {}).forEach(function (name) { answer.setAttribute(name, String(numbers[name])); });
       answer.replaceChildren(
         el("p", { class: "fg-picker__verdict" }, [el("strong", {}, [headline]), " "].concat(why)),
@@ -672,32 +775,61 @@
       return ["job", el("span", {}, [text].concat(resume, tiers)), "Worked out here from that speed and the platforms' limits.", { "data-hours": String(hours) }];
     }
 
-    function ggufAnswer(model, gpu, count, batch, tokens) {
-      var gguf = data.gguf, row = gguf.models[model.key];
-      var column = gguf.columns.filter(function (c) { return c.gpu === gpu.name && c.count === count; })[0];
-      var setting = model.title + " on " + (count > 1 ? count + " × " : "one ") + gpu.name + " in llama.cpp with its GGUF " + row.file + " file";
-      var kind = "Predicted by benchlib fit (the committed table of " + gguf.created + "), not measured.";
-      if (!column || batch !== gguf.batch) {
-        var held = gguf.columns.map(function (c) { return (c.count > 1 ? c.count + " × " : "") + c.gpu; }).join(", ");
-        show("not-predicted", "Not predicted.", setting + ": llama.cpp's answers are the table's, at batch " + gguf.batch + " on " + held + ".", []);
+    // A GGUF file in llama.cpp: its buffers (all layers on the GPUs, or the -ngl that fit), the
+    // longest context, and its speed with every layer on the GPU, as benchlib fit and predict
+    // --engine llama.cpp answer.
+    function llamaCppAnswer(model, formulas, choice) {
+      var result = evaluateLlamaCpp(data, model, formulas, choice);
+      var gpu = result.gpu, count = choice.count, on = (count > 1 ? count + " × " : "one ") + gpu.name;
+      var file = result.setup.label;
+      var setting = model.title + " in llama.cpp, its " + file + " file, one sequence of " + tokensText(choice.length) + " on " + on;
+      if (result.notPredicted) {
+        show("not-predicted", "Not predicted.", setting + ": " + result.notPredicted + ".", []);
         return;
       }
-      var value = row.largest[column.key];
-      if (value === null || value === undefined) {
-        show("not-predicted", "Not predicted.", setting + ".", []);
+      if (result.tooLong) {
+        show("limit", "Too long for the model.", model.title + " reads at most " + tokensText(model.max_positions) +
+          " (its config's limit), fewer than " + number.format(choice.length) + ".", []);
         return;
       }
-      var fits = value > 0 && tokens <= value;
-      var facts = [["largest", value > 0 ? "Longest prompt that fits at batch 1: " + tokensText(value) +
-        (value >= model.max_positions ? " (the model's own limit)" : "") + "." : "Not even a 1-token prompt fits.", kind]];
-      if (row.peak) facts.push(["memory", "Peak memory: " + row.peak + " of llama.cpp's GPU buffers at a " + number.format(gguf.seq_len) + "-token prompt, its CUDA context included.", kind]);
-      var rate = row.rates[column.key];
-      facts.push(rate
-        ? ["speed", "Decode speed at batch 1 with " + tokensText(gguf.seq_len) + " in the KV cache: about " + rate.text + " tokens/s in " + engineName(gguf.engine) + ".", "Predicted: " + gguf.error + "."]
-        : ["speed", "Decode speed: not predicted (the table predicts it only where a " + number.format(gguf.seq_len) + "-token prompt fits).", ""]);
-      var job = rate ? jobFact(rate.value, "Generating ", " at that speed", gpu, count) : null;
+      var fit = result.fit, kind = "Predicted by benchlib fit --engine llama.cpp (the committed formulas of " + data.created + "), not measured.";
+      var why = fit.fits
+        ? setting + ": " + bytesText(fit.peak_bytes) + " of llama.cpp's buffers, of " + (count > 1 ? "the GPUs' " + bytesText(gpu.memory.usable_bytes * count) : "its " + gpu.usable_text) + "."
+        : setting + ": " + (fit.gpu_layers === fit.layers
+          ? "-ngl " + fit.gpu_layers + " puts all its layers on the GPU" + (count > 1 ? "s" : "") + " but not the output layer, which runs on the CPU, slower."
+          : fit.gpu_layers > 0
+            ? "-ngl " + fit.gpu_layers + " puts " + fit.gpu_layers + " of its " + fit.layers + " layers on the GPU" + (count > 1 ? "s" : "") + " and runs the rest on the CPU, far slower."
+            : "not even one layer fits beside the context's buffers.");
+      var facts = [["largest", fit.largest_context > 0
+        ? "Longest context with every layer on the GPU" + (count > 1 ? "s" : "") + ": " + tokensText(fit.largest_context) +
+          (fit.largest_context >= model.max_positions ? " (the model's own limit)" : "") + "."
+        : "No context fits with every layer on the GPU" + (count > 1 ? "s" : "") + ": the weights alone don't.", kind]];
+      var rows = ["model " + bytesText(fit.model_buffer) + " (" + fit.gpu_layers + " of " + fit.layers + " layers" + (fit.output_on_gpu ? " and the output layer" : "") + ")",
+        "KV cache " + bytesText(fit.kv_cache) + " (f16)", "compute buffer " + bytesText(fit.compute_buffer),
+        "CUDA context " + bytesText(fit.cuda_context) + (count > 1 ? " (each GPU holds one more, with its compute buffer)" : "")];
+      facts.push(["memory", "llama.cpp's GPU buffers" + (count > 1 ? ", the " + count + " GPUs together" : "") + ": " + rows.join(", ") +
+        ". In host memory: " + bytesText(fit.host_model_buffer) + " (the token embeddings" + (fit.fits ? "" : " and the layers left on the CPU") + ").", ""]);
+      var s = result.speed, name = engineName(s.engine), rate = null;
+      if (s.refused) {
+        facts.push(["speed-" + s.engine.key, name + ": speed not predicted: " + s.refused + ".", ""]);
+      } else {
+        var sp = s.speed, ifAll = fit.fits ? "" : "With every layer on the GPU, ";
+        rate = sp.decode_tokens_per_s;
+        var text = ifAll + name + (fit.fits ? " reads the prompt at about " : " would read the prompt at about ") + rateText(sp.prefill_tokens_per_s) + " tokens/s" +
+          (rate ? (fit.fits ? " and generates about " : " and generate about ") + rateText(rate) + " tokens/s" : "") + "." +
+          (fit.fits ? "" : " The CPU's share of the layers is not predicted.");
+        var numbers = { "data-prefill": String(sp.prefill_tokens_per_s) };
+        if (rate) numbers["data-decode"] = String(rate);
+        var decodeError = data.errors.decode[s.engine.key], prefillError = data.errors.prefill[s.engine.key];
+        facts.push(["speed-" + s.engine.key, text, "Predicted: " + (decodeError === prefillError ? decodeError : "decode: " + decodeError + "; prefill: " + prefillError) + ".", numbers]);
+      }
+      if (count > 1) facts.push(["split", "The " + count + " GPUs run their layers one after the other (--split-mode layer), so generation runs at one GPU's rate.", ""]);
+      var job = fit.fits && rate ? jobFact(rate, "Generating ", " with " + name + " at that speed", gpu, count) : null;
       if (job) facts.push(job);
-      show(fits ? "fits" : "no", fits ? "Fits." : "Does not fit.", setting + ", a " + number.format(tokens) + "-token prompt.", facts);
+      facts.push(["setup", "Setup: llama.cpp with its " + file + " file, computing in f16 with an f16 KV cache, " +
+        (fit.fits ? "every layer on the GPU" + (count > 1 ? "s" : "") + " (-ngl 99)" : "-ngl " + fit.gpu_layers) + ".", ""]);
+      show(fit.fits ? "fits" : "no", fit.fits ? "Fits." : "Does not fit whole.", why, facts,
+        { "data-peak": fit.peak_bytes, "data-largest": fit.largest_context, "data-gpu-layers": fit.gpu_layers });
     }
 
     // Each engine's speed at the reader's setting, the chosen engine first; an engine that doesn't
@@ -819,16 +951,13 @@
         show("invalid", "Enter whole numbers:", "a length and a batch of at least 1.", []);
         return;
       }
-      if (data.gguf && setupKey === data.gguf.key) {
-        ggufAnswer(model, gpu, count, batch, tokens);
-        return;
-      }
       var choice = { gpu: gpu.key, count: count, setup: setupKey, engine: controls.engine.value, batch: batch, length: tokens };
       var formulas = loaded[model.key];
       if (formulas instanceof Error) {
         offline();
       } else if (formulas && !(formulas instanceof Promise)) {
-        formulaAnswer(model, formulas, choice);
+        if (find(data.setups, setupKey).llama_cpp) llamaCppAnswer(model, formulas, choice);
+        else formulaAnswer(model, formulas, choice);
       } else {
         answer.setAttribute("data-verdict", "loading");
         answer.replaceChildren(el("p", { class: "fg-picker__verdict" }, ["Loading " + model.title + "'s formulas…"]));
@@ -868,7 +997,7 @@
 
   if (typeof document === "undefined") {
     // Node (a developer's check against Python): the evaluation alone.
-    module.exports = { memoryAt: memoryAt, peakAt: peakAt, largest: largest, speedOf: speedOf, maxConcurrency: maxConcurrency, evaluate: evaluate, NotPredicted: NotPredicted };
+    module.exports = { memoryAt: memoryAt, peakAt: peakAt, largest: largest, speedOf: speedOf, maxConcurrency: maxConcurrency, evaluate: evaluate, llamaCppFit: llamaCppFit, evaluateLlamaCpp: evaluateLlamaCpp, NotPredicted: NotPredicted };
   } else if (typeof window.document$ !== "undefined") {
     window.document$.subscribe(setUpAll);
   } else {
