@@ -426,11 +426,6 @@ def _gguf_file(weights: str) -> str:
     return f"GGUF {kind}"
 
 
-def _rate(rate: float) -> dict[str, Any]:
-    """A predicted rate with the text the tables show for it."""
-    return {"value": rate, "text": rate_text(rate)}
-
-
 def picker() -> str:
     """The picker near the top of the page: its data, and a short answer for readers without JavaScript."""
     return render(
