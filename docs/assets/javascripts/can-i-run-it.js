@@ -755,6 +755,17 @@
       );
     }
 
+    function tooLong(model, length) {
+      show("limit", "Too long for the model.", model.title + " reads at most " + tokensText(model.max_positions) +
+        " (its config's limit), fewer than " + number.format(length) + ".", []);
+    }
+
+    // An engine's error on published decode and prefill measurements, once where they are the same.
+    function inferenceError(engine) {
+      var decode = data.errors.decode[engine.key], prefill = data.errors.prefill[engine.key];
+      return decode === prefill ? decode : "decode: " + decode + "; prefill: " + prefill;
+    }
+
     function offline() {
       show("offline", "The picker can't load its formulas here", "(a page opened from disk?): the tables below answer, for fixed settings.", []);
     }
@@ -788,8 +799,7 @@
         return;
       }
       if (result.tooLong) {
-        show("limit", "Too long for the model.", model.title + " reads at most " + tokensText(model.max_positions) +
-          " (its config's limit), fewer than " + number.format(choice.length) + ".", []);
+        tooLong(model, choice.length);
         return;
       }
       var fit = result.fit, kind = "Predicted by benchlib fit --engine llama.cpp (the committed formulas of " + data.created + "), not measured.";
@@ -820,8 +830,7 @@
           (fit.fits ? "" : " The CPU's share of the layers is not predicted.");
         var numbers = { "data-prefill": String(sp.prefill_tokens_per_s) };
         if (rate) numbers["data-decode"] = String(rate);
-        var decodeError = data.errors.decode[s.engine.key], prefillError = data.errors.prefill[s.engine.key];
-        facts.push(["speed-" + s.engine.key, text, "Predicted: " + (decodeError === prefillError ? decodeError : "decode: " + decodeError + "; prefill: " + prefillError) + ".", numbers]);
+        facts.push(["speed-" + s.engine.key, text, "Predicted: " + inferenceError(s.engine) + ".", numbers]);
       }
       if (count > 1) facts.push(["split", "The " + count + " GPUs run their layers one after the other (--split-mode layer), so generation runs at one GPU's rate.", ""]);
       var job = fit.fits && rate ? jobFact(rate, "Generating ", " with " + name + " at that speed", gpu, count) : null;
@@ -859,8 +868,7 @@
             (sp.decode_tokens_per_s ? " and generate about " + rateText(sp.decode_tokens_per_s) + " tokens/s" +
               (choice.batch > 1 ? ", the " + choice.batch + " sequences together" : "") : "") + ".";
           if (!ifFitted) text = text.replace(" would read ", " reads ").replace(" and generate ", " and generates ");
-          var decodeError = data.errors.decode[s.engine.key], prefillError = data.errors.prefill[s.engine.key];
-          error = decodeError === prefillError ? decodeError : "decode: " + decodeError + "; prefill: " + prefillError;
+          error = inferenceError(s.engine);
         }
         facts.push([key, text, "Predicted: " + error + ".", numbers]);
       });
@@ -905,8 +913,7 @@
         return;
       }
       if (result.tooLong) {
-        show("limit", "Too long for the model.", model.title + " reads at most " + tokensText(model.max_positions) +
-          " (its config's limit), fewer than " + number.format(choice.length) + ".", []);
+        tooLong(model, choice.length);
         return;
       }
       var m = result.memory;
