@@ -15,7 +15,7 @@ that the written formulas give what `benchlib.predict.formula` gives, and
 Each model's row records the digest of what its entries are computed from (`row_inputs`: its
 config, the code that writes an entry, and the versions of torch, transformers and peft). A run
 copies an entry from the committed table where that digest and the setup are unchanged, so adding a
-model or a setup computes only the new entries (all of them take about 70 minutes on two cores);
+model or a setup computes only the new entries (all of them take about 106 minutes on two cores);
 `benchlib tables --fresh` computes every one again.
 """
 
@@ -39,11 +39,12 @@ NAME = "llm_formulas"
 PACKAGES = ("torch", "transformers", "peft")
 # The setups the picker offers, each at its sizes' defaults (the formulas hold every batch and
 # length): bf16 inference, with its KV cache in fp8 too (vLLM's --kv-cache-dtype fp8), and every
-# quantized format `benchlib fit --weights` takes but GGUF's (llama.cpp's, which the table
-# "can_i_run_it" answers); and the three ways of fine-tuning, with gradient checkpointing as
-# recipes for small GPUs do, and without it (Trainer's default). Computed in bf16: fp16 takes the
-# same bytes and the same ops (the picker runs a T4's at its fp16 peak). Inference takes seconds a
-# model and setup, a training setup about a minute.
+# quantized format `benchlib fit --weights` takes, GGUF's four files among them (whose KV cache's
+# type llama.cpp's shapes take, `benchlib.predict.llama_cpp.with_cache_of`); and the three ways of
+# fine-tuning, with gradient checkpointing as recipes for small GPUs do, and without it
+# (Trainer's default). Computed in bf16: fp16 takes the same bytes and the same ops (the picker
+# runs a T4's at its fp16 peak). Inference takes seconds a model and setup, a training setup
+# about a minute.
 SETUPS: dict[str, Setup] = {
     "inference-bf16": make_setup("inference"),
     "inference-bf16-kv-fp8": make_setup("inference", kv_cache="fp8"),
@@ -64,6 +65,8 @@ SETUPS: dict[str, Setup] = {
     "qlora-no-checkpointing": make_setup("qlora"),
     "lora-no-checkpointing": make_setup("lora"),
     "train-no-checkpointing": make_setup("train", dtype="bf16"),
+    # QLoRA at a higher rank than peft's recipes' 16, with checkpointing: the QLoRA paper's 64.
+    "qlora-r64": make_setup("qlora", grad_checkpointing=True, lora_rank=64),
 }
 # The module that writes an entry: its code and what it imports make an entry's values.
 ENTRY_CODE = "benchlib.predict.formula_json"
