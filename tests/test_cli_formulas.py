@@ -53,12 +53,16 @@ def close(got: float, expected: float, tolerance: float) -> bool:
         [*QLORA_8B_ON_A_T4, "--batch", "4", "--seq-len", "2048"],
         [*GGUF_20B_ON_A_T4, "--seq-len", "16384"],
         [*GGUF_70B_ON_TWO_L4S, "--seq-len", "8192"],
+        [*GGUF_20B_ON_A_T4, "--seq-len", "65536", "--kv-cache", "q8_0"],
+        [*QLORA_8B_ON_A_T4, "--batch", "2", "--seq-len", "1024", "--lora-rank", "64"],
     ],
     ids=[
         "70B GPTQ, 2 x A100, longest context",
         "8B QLoRA, T4 (fp16), largest batch",
         "gpt-oss 20B in llama.cpp, T4",
         "70B Q5_K_M in llama.cpp, 2 x L4, some layers",
+        "gpt-oss 20B in llama.cpp, q8_0 KV cache, T4",
+        "8B QLoRA at rank 64, T4",
     ],
 )
 def test_fit_answers_from_the_formulas_what_a_trace_answers(args: list[str]) -> None:

@@ -220,12 +220,31 @@ def test_a_setup_finds_the_committed_one_it_differs_from_only_in_size_and_half_p
     assert setup_key(setups, make_setup("inference", dtype="fp16", kv_cache="fp8")) == "inference-bf16-kv-fp8"
     assert setup_key(setups, make_setup("inference", weights="awq-int4")) == "inference-awq-int4"
     assert setup_key(setups, make_setup("qlora")) == "qlora-no-checkpointing"
+    assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=64)) == "qlora-r64"
     # Anything else is another setup, traced.
-    assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=64)) is None
+    assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=32)) is None
+    assert setup_key(setups, make_setup("lora", grad_checkpointing=True, lora_rank=64)) is None
     assert setup_key(setups, make_setup("inference", kv_cache="q8_0")) is None
     assert setup_key(setups, make_setup("inference", weights="fp8", kv_cache="fp8")) is None
     assert setup_key(setups, make_setup("inference", dtype="fp16", kv_cache="bf16")) is None
     assert setup_key(setups, make_setup("train", grad_checkpointing=True)) is None  # fp32 compute
+
+
+def test_a_gguf_file_with_a_q8_0_cache_is_its_f16_entry_with_the_cache_in_its_bytes() -> None:
+    """llama.cpp's cache type changes no op the formulas count, only the KV cache's bytes."""
+    table = Formulas.read(llm_formulas.TABLE.path)
+    asked = {
+        cache: make_setup("inference", weights="gguf-q4_k_m", dtype="fp16", kv_cache=cache)
+        for cache in ("fp16", "q8_0")
+    }
+    f16, q8_0 = (table.find("llama-3.1-8b", setup) for setup in asked.values())
+    assert f16 is not None and q8_0 is not None and f16.key == q8_0.key == "inference-gguf-q4_k_m"
+    f16_shape, q8_0_shape = f16.llama_cpp_shape(), q8_0.llama_cpp_shape()
+    assert f16_shape is not None and q8_0_shape is not None
+    assert q8_0_shape.kv_bytes_per_cell == f16_shape.kv_bytes_per_cell * 17 // 32  # 34 bytes per 32 values, not 64
+    assert replace(q8_0_shape, kv_bytes_per_cell=f16_shape.kv_bytes_per_cell) == f16_shape
+    # Another format's q8_0 cache is no committed setup: traced.
+    assert table.find("llama-3.1-8b", make_setup("inference", kv_cache="q8_0")) is None
 
 
 def test_a_model_finds_its_entry_by_any_of_its_names_unless_the_table_could_not_predict_it() -> None:

@@ -14,7 +14,7 @@ from benchlib.core.package_data import data_file, sourced_rows
 from benchlib.core.units import MIB
 from benchlib.predict.engines import ENGINES
 from benchlib.predict.hosts import HOSTS, default_host, find_host
-from benchlib.predict.llama_cpp import compute_buffer_bytes, fit_llama_cpp, kv_cache_bytes, shape_of
+from benchlib.predict.llama_cpp import compute_buffer_bytes, fit_llama_cpp, kv_cache_bytes, shape_of, with_cache_of
 from benchlib.predict.llm_memory import LLMPredictor, make_setup
 from benchlib.predict.memory import gpu_memory
 
@@ -73,6 +73,20 @@ def test_a_model_too_big_for_the_gpu_says_how_many_layers_fit():
     assert not fit.fits and 0 < fit.gpu_layers < fit.layers
     assert fit.gpu_bytes <= gpu_memory(find_gpu("RTX 4090")).usable_bytes
     assert fit.largest_context == 0
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b", "gpt-oss-20b", "gemma-3-27b", "qwen3-30b-a3b"])
+def test_a_shape_for_an_f16_cache_converts_to_the_one_shape_of_gives_for_q8_0(name):
+    """The formulas hold each GGUF file's shape for llama.cpp's default f16 cache; a q8_0 cache is
+    the same cells at 34 bytes per 32 values, to the byte."""
+    model = resolve_model(name)
+    weights = 10 * 2**30
+    f16 = shape_of(model, _setup("gguf-q4_k_m", 1024), weights)
+    q8_0 = shape_of(model, make_setup("inference", weights="gguf-q4_k_m", dtype="fp16", kv_cache="q8_0"), weights)
+    assert with_cache_of(f16, make_setup("inference", weights="gguf-q4_k_m", dtype="fp16", kv_cache="q8_0")) == q8_0
+    assert with_cache_of(f16, _setup("gguf-q4_k_m", 1024)) == f16
+    assert q8_0.kv_bytes_per_cell < f16.kv_bytes_per_cell
+    assert kv_cache_bytes(q8_0, 4096) == pytest.approx(kv_cache_bytes(f16, 4096) * 17 / 32, rel=1e-9)
 
 
 def test_a_sliding_window_layer_keeps_only_its_window():

@@ -58,7 +58,8 @@ def test_the_embedded_data_is_the_committed_tables_reshaped(table, formulas, con
     assert len(set(labels)) == len(labels) and "bf16, fp8 KV cache" in labels and "awq-int4" in labels
     # A menu of its own tells a mode's training setups apart: with gradient checkpointing and without.
     for mode in ("qlora", "lora", "train"):
-        assert sorted(s["checkpointing"] for s in data["setups"] if s["mode"] == mode) == [False, True], mode
+        menu = [s["checkpointing"] for s in data["setups"] if s["mode"] == mode and not s["adapter_of"]]
+        assert sorted(menu) == [False, True], mode
     assert [m["key"] for m in data["modes"]] == list(dict.fromkeys(s["mode"] for s in formulas["setups"].values()))
     assert data["created"] == formulas["created"][:10]
     for model, entry in zip(data["models"], formulas["index"], strict=True):
@@ -106,7 +107,26 @@ def test_gguf_files_are_offered_as_llama_cpps_with_its_constants():
         "micro_batch": MICRO_BATCH,
         "kv_pad": KV_PAD,
         "cuda_context_bytes": CUDA_CONTEXT_BYTES,
+        "cache_types": {"fp16": 2.0, "q8_0": 34 / 32},
     }
+
+
+def test_other_lora_adapters_are_a_menu_of_the_setup_they_vary(formulas):
+    setups = {s["key"]: s for s in llm_fit.picker_data()["setups"]}
+    assert setups["qlora"]["adapters"] == "rank 16 on every linear layer" and setups["qlora"]["adapter_of"] is None
+    assert setups["qlora-r64"]["adapters"] == "rank 64 on every linear layer" and setups["qlora-r64"]["rank"] == 64
+    # Each varies the one setup that differs from it in its adapters alone, which comes first.
+    for key, setup in setups.items():
+        varied = setup["adapter_of"]
+        if varied is None:
+            continue
+        differs = {f for f, v in formulas["setups"][key].items() if formulas["setups"][varied][f] != v}
+        assert differs and differs <= {"lora_rank", "lora_targets", "describe"}, key
+        assert list(setups).index(varied) < list(setups).index(key)
+    assert {k: s["adapter_of"] for k, s in setups.items() if s["adapter_of"]} == {
+        "qlora-r64": "qlora",
+    }
+    assert setups["train"]["adapters"] is None and setups["inference-bf16"]["adapters"] is None
 
 
 def test_a_model_added_to_the_formulas_reaches_the_picker_unchanged(formulas, monkeypatch):

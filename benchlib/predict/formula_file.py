@@ -36,6 +36,7 @@ from benchlib.predict.formula import (
 )
 from benchlib.predict.llm_memory import LARGEST_BATCH, LLMPrediction, Setup, per_gpu_peaks
 from benchlib.predict.llm_speed import Concurrency, CountedCall, InferenceCalls
+from benchlib.predict.weight_formats import GGUF_FORMATS
 
 if TYPE_CHECKING:
     from benchlib.catalog.gpus import AcceleratorSpec
@@ -156,6 +157,10 @@ class Formulas:
         """The formulas of the shipped model ``name`` run as ``setup``; None where the table holds
         none (another model or setup, or one it could not predict: ``not_predicted``)."""
         row, key = self.row(name), setup_key(self.setups, setup)
+        if key is None and setup.weights in GGUF_FORMATS:
+            # llama.cpp's cache type changes its KV cache's bytes (`llama_cpp_shape`), not an op's
+            # count: the entry with the cache in the compute dtype answers.
+            key = setup_key(self.setups, replace(setup, kv_cache=setup.dtype))
         model = self.model(name)
         if row is None or key is None or model is None or "memory" not in row["setups"].get(key, {}):
             return None
@@ -413,12 +418,13 @@ class ModelFormulas:
 
     def llama_cpp_shape(self) -> LlamaCppShape | None:
         """The sizes llama.cpp's buffers follow for this setup's GGUF file, as the table wrote them
-        (`benchlib.predict.llama_cpp.shape_of`); None for a setup that is no GGUF file."""
-        from benchlib.predict.llama_cpp import LlamaCppShape
+        for an f16 cache (`benchlib.predict.llama_cpp.shape_of`), in this setup's cache type; None
+        for a setup that is no GGUF file."""
+        from benchlib.predict.llama_cpp import LlamaCppShape, with_cache_of
 
         row = self.table.row(self.model.name) or {}
         written = row.get("llama_cpp", {}).get(self.key)
-        return LlamaCppShape(**written) if written is not None else None
+        return with_cache_of(LlamaCppShape(**written), self.setup) if written is not None else None
 
     # --- time
 

@@ -23,7 +23,7 @@ runs the rest on the CPU, reading their weights from host memory at each token.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from benchlib.predict.memory import CUDA_CONTEXT_BYTES, DeviceMemory
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 MICRO_BATCH = 512
 # llama.cpp pads the KV cache's cells to a multiple of this (``llama_kv_cache::get_padding`` with flash attention).
 KV_PAD = 256
+# The cache types a reader picks with ``--cache-type-k/v`` (f16 by default; q8_0 halves it, and
+# needs ``--flash-attn`` for the values), by their name in `KV_CACHE_FORMATS`.
+CACHE_TYPES = ("fp16", "q8_0")
 METHOD = (
     "llama.cpp's buffers: the offloaded layers' GGUF tensors and the output layer, the KV cache "
     f"(full context for full-attention layers, the window for sliding ones), a compute buffer for a {MICRO_BATCH}-token "
@@ -105,6 +108,18 @@ def shape_of(model: LanguageModel, setup: Setup, weights_bytes: int) -> LlamaCpp
 def _kv_type(setup: Setup) -> str:
     # llama.cpp's cache is f16 unless asked otherwise: a bf16 or fp32 compute dtype doesn't change it.
     return setup.kv_cache if setup.kv_cache in ("q8_0", "fp8") else "fp16"
+
+
+def with_cache_of(shape: LlamaCppShape, setup: Setup) -> LlamaCppShape:
+    """A shape `shape_of` gave for llama.cpp's default f16 cache, with ``setup``'s cache type
+    instead: the same cells, each value in its bytes (q8_0: 34 per 32). The same figures as
+    `shape_of` for that setup (``tests/test_predict_llama_cpp.py``)."""
+    scale = kv_bytes_per_value(_kv_type(setup)) / kv_bytes_per_value("fp16")
+    return replace(
+        shape,
+        kv_bytes_per_cell=int(shape.kv_bytes_per_cell * scale),
+        swa_layers_bytes_per_cell=int(shape.swa_layers_bytes_per_cell * scale),
+    )
 
 
 def _cells(context: int) -> int:

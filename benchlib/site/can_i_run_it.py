@@ -372,7 +372,7 @@ def picker_data() -> dict[str, Any]:
             }
             for m in formulas["index"]
         ],
-        "setups": [_setup_choice(k, s) for k, s in setups.items()],
+        "setups": [_setup_choice(k, s, _adapter_of(k, setups)) for k, s in setups.items()],
         "modes": [{"key": m, "label": MODE_LABELS.get(m, m)} for m in modes],
         "gpus": gpus,
         "most_gpus": MOST_GPUS,
@@ -398,11 +398,35 @@ def picker_data() -> dict[str, Any]:
     }
 
 
-def _setup_choice(key: str, setup: dict[str, Any]) -> dict[str, Any]:
-    """A formulas' setup as the picker's menus offer it."""
+def _but_adapters(setup: dict[str, Any]) -> dict[str, Any]:
+    """A setup's fields but its LoRA adapters' (and its description, which names them)."""
+    return {k: v for k, v in setup.items() if k not in ("lora_rank", "lora_targets", "describe")}
+
+
+def _adapter_of(key: str, setups: dict[str, dict[str, Any]]) -> str | None:
+    """The setup whose adapters ``key`` varies: the first that differs from it in its adapters
+    alone (the table lists each mode's default adapters first). The weights menu offers that one,
+    and the adapters menu the others."""
+    keys = list(setups)
+    same = _but_adapters(setups[key])
+    return next((k for k in keys[: keys.index(key)] if _but_adapters(setups[k]) == same), None)
+
+
+def _adapters_label(setup: dict[str, Any]) -> str | None:
+    """LoRA's adapters as the adapters menu says them: "rank 16 on every linear layer"."""
+    if setup["lora_rank"] is None:
+        return None
+    targets = setup["lora_targets"]
+    on = "every linear layer" if targets == "all-linear" else targets.replace(",", ", ")
+    return f"rank {setup['lora_rank']} on {on}"
+
+
+def _setup_choice(key: str, setup: dict[str, Any], adapter_of: str | None) -> dict[str, Any]:
+    """A formulas' setup as the picker's menus offer it; ``adapter_of``: the setup this one varies
+    only in its adapters."""
     # A KV cache stored in another format than the compute's (None: the same).
     cache = setup["kv_cache"] if setup["mode"] == "inference" and setup["kv_cache"] != setup["dtype"] else None
-    # A GGUF file runs in llama.cpp, whose memory is its buffers; its KV cache is f16 whatever the compute's.
+    # A GGUF file runs in llama.cpp, whose memory is its buffers; its cache type is a menu of its own.
     gguf = setup["weights"].startswith("gguf-")
     if gguf:
         cache = None
@@ -415,6 +439,9 @@ def _setup_choice(key: str, setup: dict[str, Any]) -> dict[str, Any]:
         "cache": cache,
         "checkpointing": setup["grad_checkpointing"],
         "llama_cpp": gguf,
+        "adapters": _adapters_label(setup),
+        "rank": setup["lora_rank"],
+        "adapter_of": adapter_of,
         # What the weights menu shows: the format, and a KV cache stored in another.
         "label": _gguf_file(setup["weights"]) if gguf else setup["weights"] + (f", {cache} KV cache" if cache else ""),
     }

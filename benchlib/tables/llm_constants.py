@@ -33,12 +33,12 @@ from benchlib.predict.engines import (
 )
 from benchlib.predict.formula import FIXED, GROWING
 from benchlib.predict.hosts import NOTEBOOK_GPUS, default_host
-from benchlib.predict.llama_cpp import KV_PAD, MICRO_BATCH
+from benchlib.predict.llama_cpp import CACHE_TYPES, KV_PAD, MICRO_BATCH
 from benchlib.predict.llm_memory import LARGEST_BATCH
 from benchlib.predict.llm_options import has_bf16
 from benchlib.predict.memory import CUDA_CONTEXT_BYTES, gpu_memory
 from benchlib.predict.roofline import GpuRates, UnknownSpeedGPU, gpu_rates
-from benchlib.predict.weight_formats import compute_capability, dequantized_on
+from benchlib.predict.weight_formats import compute_capability, dequantized_on, kv_bytes_per_value
 from benchlib.tables import Table, digest_json, register
 from benchlib.tables.can_i_run_it import COLUMNS, LLAMA_CPP, NO_SERVED_ENGINE, SERVED, VLLM_REQUIREMENTS
 from benchlib.tables.llm_formulas import SETUPS
@@ -192,9 +192,14 @@ def compute_table(on_step: Callable[[str], None] = lambda step: None) -> dict[st
             "fixed": list(FIXED),
             "growing": list(GROWING),
             "largest_batch": LARGEST_BATCH,
-            # llama.cpp's buffers (`benchlib.predict.llama_cpp`): its micro-batch, the KV cache's padding
-            # and the CUDA context each GPU holds.
-            "llama_cpp": {"micro_batch": MICRO_BATCH, "kv_pad": KV_PAD, "cuda_context_bytes": CUDA_CONTEXT_BYTES},
+            # llama.cpp's buffers (`benchlib.predict.llama_cpp`): its micro-batch, the KV cache's padding,
+            # the CUDA context each GPU holds, and the bytes of a cached value in each cache type.
+            "llama_cpp": {
+                "micro_batch": MICRO_BATCH,
+                "kv_pad": KV_PAD,
+                "cuda_context_bytes": CUDA_CONTEXT_BYTES,
+                "cache_types": {name: kv_bytes_per_value(name) for name in CACHE_TYPES},
+            },
         },
         "setups": {key: asdict(setup) for key, setup in SETUPS.items()},
     }

@@ -23,6 +23,7 @@ from benchlib.catalog.platforms import session_budgets
 from benchlib.cli import app
 from benchlib.core.units import format_bytes
 from benchlib.predict.memory import gpu_memory
+from benchlib.site.can_i_run_it import picker_data
 from benchlib.site.llm_speed import rate_text
 from benchlib.tables import read
 
@@ -52,10 +53,10 @@ def can_i(page, site_url):
 
 def pick(page, **choices: str) -> dict:
     """Set the picker's controls (the mode first, as it resets the rest; then in the order of their
-    names, so gradient checkpointing before the weights it offers) and read its answer, once the
-    model's formulas are in."""
+    names, so gradient checkpointing before the weights it offers; the adapters and llama.cpp's
+    cache type, which the weights show, last) and read its answer, once the model's formulas are in."""
     picker = page.locator(".fg-picker--live")
-    for name in sorted(choices, key=lambda n: (n != "mode", n)):
+    for name in sorted(choices, key=lambda n: (n != "mode", n in ("adapters", "cache"), n)):
         control = picker.locator(f"[data-control={name}]")
         if name in ("tokens", "batch", "job"):
             control.fill(str(choices[name]))
@@ -155,17 +156,21 @@ def settings(formulas: dict, gpus: dict, seed: int) -> list[tuple]:
 @pytest.mark.parametrize("seed", [37, 2026])
 def test_at_random_settings_the_pickers_figures_are_pythons(can_i, formulas, gpus, page_log, seed):
     models = {m["model"]: m for m in formulas["models"]}
+    varies = {s["key"]: s["adapter_of"] for s in picker_data()["setups"]}
     for name, key, gpu, count, batch, length in settings(formulas, gpus, seed):
         setup = formulas["setups"][key]
-        # Training with gradient checkpointing or without is a menu of its own, hidden for inference.
+        # Training with gradient checkpointing or without is a menu of its own, hidden for inference,
+        # and LoRA's adapters another, under the weights of the setup they vary.
         training = (
             {} if setup["mode"] == "inference" else {"checkpointing": "on" if setup["grad_checkpointing"] else "off"}
         )
+        if setup["lora_rank"] is not None:
+            training["adapters"] = key
         shown = pick(
             can_i,
             mode=setup["mode"],
             model=name,
-            weights=key,
+            weights=varies[key] or key,
             gpu=gpus[gpu]["key"],
             count=count,
             batch=batch,
@@ -240,6 +245,33 @@ def cli(*args: str) -> dict:
     return json.loads(result.output)
 
 
+def test_lora_adapters_of_another_rank_are_what_benchlib_fit_and_predict_answer(can_i, gpus, page_log):
+    """The adapters menu: QLoRA of Llama 3.1 8B at rank 64, against `benchlib fit` and `predict`
+    with --lora-rank 64."""
+    sizes = {"model": "llama-3.1-8b", "gpu": "t4", "count": 1, "batch": 2, "tokens": 1024}
+    asked = ["--model", "llama-3.1-8b", "--gpu", "T4", "--batch", "2", "--seq-len", "1024", "--grad-checkpointing"]
+    default = pick(can_i, mode="qlora", weights="qlora", **sizes)
+    assert can_i.locator(".fg-picker--live [data-control=adapters] option").all_inner_texts() == ["16", "64"]
+    r64 = pick(can_i, mode="qlora", weights="qlora", adapters="qlora-r64", **sizes)
+    fit = cli("fit", *asked, "--mode", "qlora", "--lora-rank", "64")
+    assert int(r64["numbers"]["tensor-peak"]) == pytest.approx(fit["tensor_peak_bytes"], rel=MEMORY)
+    assert int(r64["numbers"]["largest"]) == fit["largest_batch"]
+    assert fit["method"].startswith("the formulas committed in"), "fit answers from the same formulas"
+    rate = cli("predict", *asked, "--mode", "qlora", "--lora-rank", "64")["training_tokens_per_s"]
+    assert float(r64["speeds"]["transformers"]["training"]) == pytest.approx(rate, rel=SPEED)
+    assert "LoRA rank 64 on every linear layer" in r64["text"]
+    # Four times the rank holds more adapter weights, gradients and optimizer state.
+    assert int(r64["numbers"]["tensor-peak"]) > int(default["numbers"]["tensor-peak"])
+    assert "LoRA rank" not in default["text"], "the default adapters go unsaid, as the weights menu offers them"
+    # LoRA has its one rank here: the menu says it.
+    pick(can_i, mode="lora", weights="lora", **sizes)
+    menu = can_i.locator(".fg-picker--live [data-control=adapters] option")
+    assert menu.all_inner_texts() == ["16"]
+    can_i.locator(".fg-picker--live [data-control=mode]").select_option("inference")
+    expect(can_i.locator(".fg-picker--live [data-control=adapters]")).to_be_hidden()
+    assert not page_log.blocked_requests and not page_log.console_errors
+
+
 def test_the_issues_two_questions_are_what_benchlib_fit_and_predict_answer(can_i, gpus):
     """The picker's figures for the issue's two questions against the command line's, as a reader
     would compare them: fit's peak, largest size and each GPU's peak, and predict's tokens/s (one
@@ -312,9 +344,13 @@ def test_the_weights_menu_offers_what_the_chosen_model_has_formulas_for(can_i, f
 
 
 def test_a_gguf_file_is_what_benchlib_fit_and_predict_answer_for_llama_cpp(can_i, gpus, page_log):
-    """Any GGUF file, context and count of GPUs: llama.cpp's buffers and the layers that fit, and
-    its tokens/s, as the command line answers them."""
-    for weights, gpu, count, tokens in (("gguf-q5_k_m", "L4", 1, 8192), ("gguf-q8_0", "T4", 2, 32_768)):
+    """Any GGUF file, context, count of GPUs and cache type: llama.cpp's buffers and the layers that
+    fit, and its tokens/s, as the command line answers them."""
+    for weights, gpu, count, tokens, cache in (
+        ("gguf-q5_k_m", "L4", 1, 8192, "fp16"),
+        ("gguf-q8_0", "T4", 2, 32_768, "fp16"),
+        ("gguf-q4_k_m", "T4", 1, 65_536, "q8_0"),
+    ):
         shown = pick(
             can_i,
             mode="inference",
@@ -324,14 +360,18 @@ def test_a_gguf_file_is_what_benchlib_fit_and_predict_answer_for_llama_cpp(can_i
             count=count,
             batch=1,
             tokens=tokens,
+            cache=cache,
         )
         asked = ["--model", "llama-3.1-8b", "--gpu", gpu, "--weights", weights, "--seq-len", str(tokens)]
+        asked += ["--kv-cache", cache]
         fit = cli("fit", *asked, "--gpus", str(count))
         assert shown["verdict"] == ("fits" if fit["fits"] else "no")
         assert int(shown["numbers"]["peak"]) == fit["peak_bytes"]
         assert int(shown["numbers"]["largest"]) == fit["largest_context"]
         assert int(shown["numbers"]["gpu-layers"]) == fit["gpu_layers"]
         assert f"{weights.removeprefix('gguf-').upper()} file" in shown["text"]
+        assert ("q8_0 KV cache" in shown["text"]) == (cache == "q8_0")
+        assert f"({'f16' if cache == 'fp16' else cache})" in shown["facts"]["memory"]
         predict = cli("predict", *asked)
         for kind in ("prefill", "decode"):
             shown_rate = float(shown["speeds"]["llama.cpp"][kind])

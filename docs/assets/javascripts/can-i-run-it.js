@@ -401,6 +401,20 @@
     return low;
   }
 
+  // benchlib.predict.llama_cpp.with_cache_of: a shape written for an f16 cache, in `cache`'s type.
+  function withCacheOf(shape, cache, c) {
+    var scale = c.cache_types[cache] / c.cache_types.fp16;
+    return Object.assign({}, shape, {
+      kv_bytes_per_cell: Math.floor(shape.kv_bytes_per_cell * scale),
+      swa_layers_bytes_per_cell: Math.floor(shape.swa_layers_bytes_per_cell * scale)
+    });
+  }
+
+  // llama.cpp's name for a cache type: f16 for fp16.
+  function cacheName(cache) {
+    return cache === "fp16" ? "f16" : cache;
+  }
+
   // benchlib.predict.llama_cpp.fit_shape: llama.cpp's buffers for a GGUF file of `shape` (the
   // formulas' llama_cpp entry) at a context of `context` tokens, its layers split over `gpus`
   // GPUs of `usableBytes` each, and the layers that fit (-ngl) when not all do.
@@ -498,7 +512,7 @@
     var why = gpu.dequantized[setup.key];
     if (!why) return { setup: setup, note: null };
     var dense = data.setups.filter(function (s) {
-      return s.mode === setup.mode && s.weights === setup.dtype && s.checkpointing === setup.checkpointing;
+      return s.mode === setup.mode && s.weights === setup.dtype && s.checkpointing === setup.checkpointing && !s.adapter_of;
     })[0];
     return { setup: dense || setup, note: why };
   }
@@ -527,7 +541,7 @@
       return out;
     }
     var c = data.evaluation.llama_cpp;
-    out.fit = llamaCppFit(shape, choice.length, gpu.memory.usable_bytes, model.max_positions, choice.count, c);
+    out.fit = llamaCppFit(withCacheOf(shape, choice.cache, c), choice.length, gpu.memory.usable_bytes, model.max_positions, choice.count, c);
     var engine = find(data.engines, data.llama_cpp);
     out.speed = { engine: engine };
     try {
@@ -664,7 +678,7 @@
     var data = JSON.parse(root.getAttribute("data-picker"));
     var uid = "fg-picker-" + Math.random().toString(36).slice(2, 8);
     var ids = {};
-    ["model", "gpu", "count", "mode", "checkpointing", "weights", "engine", "batch", "tokens", "job"].forEach(function (k) { ids[k] = uid + "-" + k; });
+    ["model", "gpu", "count", "mode", "checkpointing", "weights", "adapters", "cache", "engine", "batch", "tokens", "job"].forEach(function (k) { ids[k] = uid + "-" + k; });
     var counts = [];
     for (var n = 1; n <= data.most_gpus; n++) counts.push({ value: String(n), label: String(n) });
 
@@ -676,6 +690,10 @@
       field(ids.checkpointing, "Gradient checkpointing", select(ids.checkpointing, [
         { value: "on", label: "on (recomputes activations)" }, { value: "off", label: "off" }])),
       field(ids.weights, "Weights", select(ids.weights, [])),
+      field(ids.adapters, "LoRA rank", select(ids.adapters, [])),
+      field(ids.cache, "KV cache", select(ids.cache, Object.keys(data.evaluation.llama_cpp.cache_types).map(function (k) {
+        return { value: k, label: cacheName(k) + (k === "fp16" ? " (default)" : "") };
+      }))),
       field(ids.engine, "Engine", select(ids.engine, [])),
       field(ids.batch, "Batch", numberInput(ids.batch, data.batches, uid + "-batch-list")),
       field(ids.tokens, "Tokens", numberInput(ids.tokens, data.tokens, uid + "-tokens-list")),
@@ -693,16 +711,33 @@
       form.querySelector("label[for='" + ids[name] + "']").textContent = text;
     }
 
+    // Whether the chosen model has formulas for a setup.
+    function predicted(s) {
+      var model = find(data.models, controls.model.value);
+      return !(model && model.not_predicted[s.key]);
+    }
+
     // Each mode's weight formats: the formulas' setups the chosen model has (no MXFP4 for a model
     // without experts, which GGUF files in llama.cpp follow), and training with gradient
-    // checkpointing or without as chosen.
+    // checkpointing or without as chosen; other adapters are the adapters menu's.
     function formatsFor(mode) {
-      var model = find(data.models, controls.model.value);
       var checkpointing = controls.checkpointing.value === "on";
       return data.setups.filter(function (s) {
-        return s.mode === mode && !(model && model.not_predicted[s.key]) && (mode === "inference" || s.checkpointing === checkpointing);
+        return s.mode === mode && !s.adapter_of && predicted(s) && (mode === "inference" || s.checkpointing === checkpointing);
       })
         .map(function (s) { return { value: s.key, label: s.label }; });
+    }
+
+    // LoRA's adapters for the chosen weights: theirs, and each other rank the model has formulas for
+    // (on the same layers: the answer names them).
+    function adaptersFor(setupKey) {
+      return data.setups.filter(function (s) { return (s.key === setupKey || s.adapter_of === setupKey) && s.adapters && predicted(s); })
+        .map(function (s) { return { value: s.key, label: String(s.rank) }; });
+    }
+
+    // The setup asked about: the weights menu's, or the adapters menu's where it shows.
+    function chosenSetup() {
+      return controls.adapters.parentNode.hidden ? controls.weights.value : controls.adapters.value;
     }
 
     function fill(node, options) {
@@ -735,7 +770,12 @@
       var mode = controls.mode.value, inference = mode === "inference";
       controls.checkpointing.parentNode.hidden = inference;
       fill(controls.weights, formatsFor(mode));
-      fill(controls.engine, enginesFor(controls.weights.value));
+      var adapters = adaptersFor(controls.weights.value);
+      fill(controls.adapters, adapters);
+      controls.adapters.parentNode.hidden = !adapters.length;
+      // llama.cpp's cache type, for a GGUF file; another format's KV cache is the weights menu's.
+      controls.cache.parentNode.hidden = !find(data.setups, controls.weights.value).llama_cpp;
+      fill(controls.engine, enginesFor(chosenSetup()));
       label("batch", inference ? "Sequences at once" : "Batch");
       label("tokens", inference ? "Prompt length (tokens)" : "Sample length (tokens)");
       label("job", inference ? "Tokens to generate" : "Tokens to train on");
@@ -792,8 +832,9 @@
     function llamaCppAnswer(model, formulas, choice) {
       var result = evaluateLlamaCpp(data, model, formulas, choice);
       var gpu = result.gpu, count = choice.count, on = (count > 1 ? count + " × " : "one ") + gpu.name;
-      var file = result.setup.label;
-      var setting = model.title + " in llama.cpp, its " + file + " file, one sequence of " + tokensText(choice.length) + " on " + on;
+      var file = result.setup.label, cache = cacheName(choice.cache);
+      var cached = choice.cache === "fp16" ? "" : ", a " + cache + " KV cache";
+      var setting = model.title + " in llama.cpp, its " + file + " file" + cached + ", one sequence of " + tokensText(choice.length) + " on " + on;
       if (result.notPredicted) {
         show("not-predicted", "Not predicted.", setting + ": " + result.notPredicted + ".", []);
         return;
@@ -815,7 +856,7 @@
           (fit.largest_context >= model.max_positions ? " (the model's own limit)" : "") + "."
         : "No context fits with every layer on the GPU" + (count > 1 ? "s" : "") + ": the weights alone don't.", kind]];
       var rows = ["model " + bytesText(fit.model_buffer) + " (" + fit.gpu_layers + " of " + fit.layers + " layers" + (fit.output_on_gpu ? " and the output layer" : "") + ")",
-        "KV cache " + bytesText(fit.kv_cache) + " (f16)", "compute buffer " + bytesText(fit.compute_buffer),
+        "KV cache " + bytesText(fit.kv_cache) + " (" + cache + ")", "compute buffer " + bytesText(fit.compute_buffer),
         "CUDA context " + bytesText(fit.cuda_context) + (count > 1 ? " (each GPU holds one more, with its compute buffer)" : "")];
       facts.push(["memory", "llama.cpp's GPU buffers" + (count > 1 ? ", the " + count + " GPUs together" : "") + ": " + rows.join(", ") +
         ". In host memory: " + bytesText(fit.host_model_buffer) + " (the token embeddings" + (fit.fits ? "" : " and the layers left on the CPU") + ").", ""]);
@@ -835,7 +876,8 @@
       if (count > 1) facts.push(["split", "The " + count + " GPUs run their layers one after the other (--split-mode layer), so generation runs at one GPU's rate.", ""]);
       var job = fit.fits && rate ? jobFact(rate, "Generating ", " with " + name + " at that speed", gpu, count) : null;
       if (job) facts.push(job);
-      facts.push(["setup", "Setup: llama.cpp with its " + file + " file, computing in f16 with an f16 KV cache, " +
+      facts.push(["setup", "Setup: llama.cpp with its " + file + " file, computing in f16 with " + (cache === "q8_0" ? "a " : "an ") + cache + " KV cache" +
+        (choice.cache === "fp16" ? "" : " (-ctk " + cache + " -ctv " + cache + "; a quantized V cache needs flash attention, -fa)") + ", " +
         (fit.fits ? "every layer on the GPU" + (count > 1 ? "s" : "") + " (-ngl 99)" : "-ngl " + fit.gpu_layers) + ".", ""]);
       show(fit.fits ? "fits" : "no", fit.fits ? "Fits." : "Does not fit whole.", why, facts,
         { "data-peak": fit.peak_bytes, "data-largest": fit.largest_context, "data-gpu-layers": fit.gpu_layers });
@@ -902,6 +944,8 @@
       // A KV cache stored in another format, as the weights menu says it; training without checkpointing.
       var cache = chosen.cache ? ", " + chosen.cache + " KV cache" : "";
       var kept = trains && !chosen.checkpointing ? ", no gradient checkpointing" : "";
+      // Adapters other than the weights menu's own, as the adapters menu says them.
+      if (chosen.adapter_of) kept = ", LoRA " + chosen.adapters + kept;
       var sized = trains
         ? "batch " + number.format(choice.batch) + " × " + tokensText(choice.length)
         : (choice.batch > 1 ? choice.batch + " sequences × " : "one sequence of ") + tokensText(choice.length);
@@ -952,13 +996,13 @@
       var model = find(data.models, controls.model.value);
       var gpu = find(data.gpus, controls.gpu.value);
       var count = Number(controls.count.value);
-      var setupKey = controls.weights.value;
+      var setupKey = chosenSetup();
       var batch = Number(controls.batch.value), tokens = Number(controls.tokens.value);
       if (!(Number.isInteger(tokens) && tokens >= 1 && Number.isInteger(batch) && batch >= 1)) {
         show("invalid", "Enter whole numbers:", "a length and a batch of at least 1.", []);
         return;
       }
-      var choice = { gpu: gpu.key, count: count, setup: setupKey, engine: controls.engine.value, batch: batch, length: tokens };
+      var choice = { gpu: gpu.key, count: count, setup: setupKey, engine: controls.engine.value, batch: batch, length: tokens, cache: controls.cache.value };
       var formulas = loaded[model.key];
       if (formulas instanceof Error) {
         offline();
@@ -1004,7 +1048,7 @@
 
   if (typeof document === "undefined") {
     // Node (a developer's check against Python): the evaluation alone.
-    module.exports = { memoryAt: memoryAt, peakAt: peakAt, largest: largest, speedOf: speedOf, maxConcurrency: maxConcurrency, evaluate: evaluate, llamaCppFit: llamaCppFit, evaluateLlamaCpp: evaluateLlamaCpp, NotPredicted: NotPredicted };
+    module.exports = { memoryAt: memoryAt, peakAt: peakAt, largest: largest, speedOf: speedOf, maxConcurrency: maxConcurrency, evaluate: evaluate, llamaCppFit: llamaCppFit, withCacheOf: withCacheOf, evaluateLlamaCpp: evaluateLlamaCpp, NotPredicted: NotPredicted };
   } else if (typeof window.document$ !== "undefined") {
     window.document$.subscribe(setUpAll);
   } else {
