@@ -413,7 +413,7 @@ def _adapter_of(key: str, setups: dict[str, dict[str, Any]]) -> str | None:
 
 
 def _adapters_label(setup: dict[str, Any]) -> str | None:
-    """LoRA's adapters as the adapters menu says them: "rank 16 on every linear layer"."""
+    """LoRA's adapters as an answer names them: "rank 16 on every linear layer" (the menu, by rank)."""
     if setup["lora_rank"] is None:
         return None
     targets = setup["lora_targets"]
