@@ -264,9 +264,10 @@ def test_lora_adapters_of_another_rank_are_what_benchlib_fit_and_predict_answer(
     assert int(r64["numbers"]["tensor-peak"]) > int(default["numbers"]["tensor-peak"])
     assert "LoRA rank" not in default["text"], "the default adapters go unsaid, as the weights menu offers them"
     # LoRA has its one rank here: the menu says it.
-    pick(can_i, mode="lora", weights="lora", **sizes)
+    lora = pick(can_i, mode="lora", weights="lora", **sizes)
     menu = can_i.locator(".fg-picker--live [data-control=adapters] option")
     assert menu.all_inner_texts() == ["16"]
+    assert "Llama 3.1 8B, LoRA with fp16 weights," in lora["text"], "the mode as the menu names it; a T4 has no bf16"
     can_i.locator(".fg-picker--live [data-control=mode]").select_option("inference")
     expect(can_i.locator(".fg-picker--live [data-control=adapters]")).to_be_hidden()
     assert not page_log.blocked_requests and not page_log.console_errors

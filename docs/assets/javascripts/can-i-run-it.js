@@ -935,9 +935,9 @@
       var result = evaluate(data, model, formulas, choice);
       var gpu = result.gpu, setup = result.setup, count = choice.count, trains = setup.mode !== "inference";
       var on = (count > 1 ? count + " × " : "one ") + gpu.name;
-      // "QLoRA" as it is, "Inference" and "Full fine-tune" in lower case inside a sentence.
+      // "QLoRA" and "LoRA" as they are, "Inference" and "Full fine-tune" in lower case inside a sentence.
       var modeLabel = find(data.modes, setup.mode).label;
-      if (modeLabel.charAt(1) === modeLabel.charAt(1).toLowerCase()) modeLabel = modeLabel.toLowerCase();
+      if (!/[A-Z]/.test(modeLabel.slice(1))) modeLabel = modeLabel.toLowerCase();
       // The weights as the GPU loads them: 16-bit weights in fp16 where it has no bf16.
       var chosen = find(data.setups, choice.setup), weights = chosen.weights;
       if (weights === "bf16" && gpu.dtype !== "bf16") weights = gpu.dtype;
