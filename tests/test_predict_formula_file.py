@@ -221,6 +221,8 @@ def test_a_setup_finds_the_committed_one_it_differs_from_only_in_size_and_half_p
     assert setup_key(setups, make_setup("inference", weights="awq-int4")) == "inference-awq-int4"
     assert setup_key(setups, make_setup("qlora")) == "qlora-no-checkpointing"
     assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=64)) == "qlora-r64"
+    gguf_q8_0 = make_setup("inference", weights="gguf-q4_k_m", dtype="fp16", kv_cache="q8_0")
+    assert setup_key(setups, gguf_q8_0) == "inference-gguf-q4_k_m", "llama.cpp's cache type is its shape's"
     # Anything else is another setup, traced.
     assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=32)) is None
     assert setup_key(setups, make_setup("lora", grad_checkpointing=True, lora_rank=64)) is None

@@ -83,8 +83,12 @@ class FormulaModel(LanguageModel):
 
 
 def setup_key(setups: dict[str, Setup], setup: Setup) -> str | None:
-    """The key of the committed setup ``setup`` is, but for its batch and length and for fp16 in
-    place of bf16 (the same bytes and ops); None where it differs from each in anything else."""
+    """The key of the committed setup ``setup`` is, but for its batch and length, for fp16 in
+    place of bf16 (the same bytes and ops), and for a GGUF file's cache type (llama.cpp's cache
+    changes the bytes of its shape, `ModelFormulas.llama_cpp_shape`, not an op's count); None
+    where it differs from each in anything else."""
+    if setup.weights in GGUF_FORMATS:
+        setup = replace(setup, kv_cache=setup.dtype)
     if setup.dtype == "fp16":
         if "bf16" in (setup.weights, setup.kv_cache):
             return None  # bf16 beside fp16 compute: not a committed setup relabelled
@@ -157,10 +161,6 @@ class Formulas:
         """The formulas of the shipped model ``name`` run as ``setup``; None where the table holds
         none (another model or setup, or one it could not predict: ``not_predicted``)."""
         row, key = self.row(name), setup_key(self.setups, setup)
-        if key is None and setup.weights in GGUF_FORMATS:
-            # llama.cpp's cache type changes its KV cache's bytes (`llama_cpp_shape`), not an op's
-            # count: the entry with the cache in the compute dtype answers.
-            key = setup_key(self.setups, replace(setup, kv_cache=setup.dtype))
         model = self.model(name)
         if row is None or key is None or model is None or "memory" not in row["setups"].get(key, {}):
             return None
