@@ -227,7 +227,7 @@ def test_ctrl_c_in_any_command_exits_130_without_a_traceback(monkeypatch, capsys
     def interrupted() -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(commands, "app", interrupted)
+    monkeypatch.setattr(commands, "app_for", lambda arguments: interrupted)
     with pytest.raises(SystemExit) as info:
         benchlib.cli.main()
     assert info.value.code == 130 and capsys.readouterr().err == "interrupted\n"
@@ -240,3 +240,17 @@ def test_ctrl_c_inside_a_command_says_so_in_one_line(monkeypatch):
     monkeypatch.setattr("benchlib.results.store.read_results", interrupted)  # `show` reads the file with it
     result = runner.invoke(app, ["show", "results"])
     assert result.exit_code == 130 and result.output == "interrupted\n"
+
+
+def test_a_command_runs_in_an_app_of_its_own_and_anything_else_gets_every_command():
+    from benchlib.cli import commands
+
+    def names(app) -> list[str]:
+        return [c.name for c in app.registered_commands]
+
+    assert names(commands.app_for(["predict", "--model", "x"])) == ["predict"]
+    for arguments in ([], ["--help"], ["predct"]):
+        assert names(commands.app_for(arguments)) == list(commands.COMMANDS)
+    # Alone, a command still takes its name, as `benchlib --help` shows it.
+    result = runner.invoke(commands.app_for(["schema"]), ["schema"])
+    assert result.exit_code == 0 and '"title": "ResultsFile"' in result.output

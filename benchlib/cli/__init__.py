@@ -9,9 +9,9 @@ Each command is a module of this package, `benchlib.cli.commands` makes them one
 `benchlib.cli.output` holds what they share. Nothing outside this package imports it: the library
 never depends on its command line.
 
-Importing this package imports nothing else: `main` imports the commands (a second of typer, rich
-and the commands' modules) where it handles Ctrl-C, which would otherwise print the traceback of
-an import.
+Importing this package imports nothing else: `main` imports the command it runs (typer, rich and
+the command's modules) where it handles Ctrl-C, which would otherwise print the traceback of an
+import.
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ from typing import Any
 
 def main() -> None:
     try:
-        from benchlib.cli.commands import app
+        from benchlib.cli.commands import app_for
 
-        app()
+        app_for(sys.argv[1:])()
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")  # rich may not be imported yet
         sys.exit(130)
 
 
 def __getattr__(name: str) -> Any:
-    """``app`` and ``COMMANDS`` (`benchlib.cli.commands`), imported on first use."""
+    """``app`` (every command) and ``COMMANDS`` (`benchlib.cli.commands`), imported on first use."""
     if name in ("app", "COMMANDS"):
         from benchlib.cli import commands
 
