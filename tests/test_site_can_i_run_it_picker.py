@@ -115,6 +115,7 @@ def test_other_lora_adapters_are_a_menu_of_the_setup_they_vary(formulas):
     setups = {s["key"]: s for s in llm_fit.picker_data()["setups"]}
     assert setups["qlora"]["adapters"] == "rank 16 on every linear layer" and setups["qlora"]["adapter_of"] is None
     assert setups["qlora-r64"]["adapters"] == "rank 64 on every linear layer" and setups["qlora-r64"]["rank"] == 64
+    assert setups["qlora"]["layers"] == "all linear" and setups["qlora"]["targets"] == "all-linear"
     # Each varies the one setup that differs from it in its adapters alone, which comes first.
     for key, setup in setups.items():
         varied = setup["adapter_of"]

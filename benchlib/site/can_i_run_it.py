@@ -412,13 +412,24 @@ def _adapter_of(key: str, setups: dict[str, dict[str, Any]]) -> str | None:
     return next((k for k in keys[: keys.index(key)] if _but_adapters(setups[k]) == same), None)
 
 
+# LoRA's target lists as the picker says them: the layers menu's label, and the answer's words.
+# Another list is said as it is written.
+LORA_LAYERS = {
+    "all-linear": ("all linear", "every linear layer"),
+    "q_proj,k_proj,v_proj,o_proj,qkv_proj": ("attention only", "the attention projections"),
+}
+
+
+def _layers(targets: str) -> tuple[str, str]:
+    return LORA_LAYERS.get(targets, (targets, targets.replace(",", ", ")))
+
+
 def _adapters_label(setup: dict[str, Any]) -> str | None:
-    """LoRA's adapters as an answer names them: "rank 16 on every linear layer" (the menu, by rank)."""
+    """LoRA's adapters as an answer names them: "rank 16 on every linear layer" (the menus: the
+    layers, then the rank)."""
     if setup["lora_rank"] is None:
         return None
-    targets = setup["lora_targets"]
-    on = "every linear layer" if targets == "all-linear" else targets.replace(",", ", ")
-    return f"rank {setup['lora_rank']} on {on}"
+    return f"rank {setup['lora_rank']} on {_layers(setup['lora_targets'])[1]}"
 
 
 def _setup_choice(key: str, setup: dict[str, Any], adapter_of: str | None) -> dict[str, Any]:
@@ -441,6 +452,8 @@ def _setup_choice(key: str, setup: dict[str, Any], adapter_of: str | None) -> di
         "llama_cpp": gguf,
         "adapters": _adapters_label(setup),
         "rank": setup["lora_rank"],
+        "targets": setup["lora_targets"] if setup["lora_rank"] is not None else None,
+        "layers": _layers(setup["lora_targets"])[0] if setup["lora_rank"] is not None else None,
         "adapter_of": adapter_of,
         # What the weights menu shows: the format, and a KV cache stored in another.
         "label": _gguf_file(setup["weights"]) if gguf else setup["weights"] + (f", {cache} KV cache" if cache else ""),

@@ -53,10 +53,12 @@ def can_i(page, site_url):
 
 def pick(page, **choices: str) -> dict:
     """Set the picker's controls (the mode first, as it resets the rest; then in the order of their
-    names, so gradient checkpointing before the weights it offers; the adapters and llama.cpp's
-    cache type, which the weights show, last) and read its answer, once the model's formulas are in."""
+    names, so gradient checkpointing before the weights it offers; LoRA's layers, then its rank, and
+    llama.cpp's cache type, which the weights show, last) and read its answer, once the model's
+    formulas are in."""
     picker = page.locator(".fg-picker--live")
-    for name in sorted(choices, key=lambda n: (n != "mode", n in ("adapters", "cache"), n)):
+    last = ("layers", "adapters", "cache")
+    for name in sorted(choices, key=lambda n: (n != "mode", last.index(n) if n in last else -1, n)):
         control = picker.locator(f"[data-control={name}]")
         if name in ("tokens", "batch", "job"):
             control.fill(str(choices[name]))
@@ -165,7 +167,7 @@ def test_at_random_settings_the_pickers_figures_are_pythons(can_i, formulas, gpu
             {} if setup["mode"] == "inference" else {"checkpointing": "on" if setup["grad_checkpointing"] else "off"}
         )
         if setup["lora_rank"] is not None:
-            training["adapters"] = key
+            training |= {"layers": setup["lora_targets"], "adapters": key}
         shown = pick(
             can_i,
             mode=setup["mode"],
@@ -263,13 +265,15 @@ def test_lora_adapters_of_another_rank_are_what_benchlib_fit_and_predict_answer(
     # Four times the rank holds more adapter weights, gradients and optimizer state.
     assert int(r64["numbers"]["tensor-peak"]) > int(default["numbers"]["tensor-peak"])
     assert "LoRA rank" not in default["text"], "the default adapters go unsaid, as the weights menu offers them"
-    # LoRA has its one rank here: the menu says it.
-    lora = pick(can_i, mode="lora", weights="lora", **sizes)
+    # Without checkpointing, the formulas hold rank 16 on every linear layer alone: the menus say so.
+    lora = pick(can_i, mode="lora", checkpointing="off", weights="lora-no-checkpointing", **sizes)
     menu = can_i.locator(".fg-picker--live [data-control=adapters] option")
     assert menu.all_inner_texts() == ["16"]
+    assert can_i.locator(".fg-picker--live [data-control=layers] option").all_inner_texts() == ["all linear"]
     assert "Llama 3.1 8B, LoRA with fp16 weights," in lora["text"], "the mode as the menu names it; a T4 has no bf16"
     can_i.locator(".fg-picker--live [data-control=mode]").select_option("inference")
     expect(can_i.locator(".fg-picker--live [data-control=adapters]")).to_be_hidden()
+    expect(can_i.locator(".fg-picker--live [data-control=layers]")).to_be_hidden()
     assert not page_log.blocked_requests and not page_log.console_errors
 
 

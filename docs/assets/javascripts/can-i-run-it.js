@@ -678,7 +678,7 @@
     var data = JSON.parse(root.getAttribute("data-picker"));
     var uid = "fg-picker-" + Math.random().toString(36).slice(2, 8);
     var ids = {};
-    ["model", "gpu", "count", "mode", "checkpointing", "weights", "adapters", "cache", "engine", "batch", "tokens", "job"].forEach(function (k) { ids[k] = uid + "-" + k; });
+    ["model", "gpu", "count", "mode", "checkpointing", "weights", "layers", "adapters", "cache", "engine", "batch", "tokens", "job"].forEach(function (k) { ids[k] = uid + "-" + k; });
     var counts = [];
     for (var n = 1; n <= data.most_gpus; n++) counts.push({ value: String(n), label: String(n) });
 
@@ -690,6 +690,7 @@
       field(ids.checkpointing, "Gradient checkpointing", select(ids.checkpointing, [
         { value: "on", label: "on (recomputes activations)" }, { value: "off", label: "off" }])),
       field(ids.weights, "Weights", select(ids.weights, [])),
+      field(ids.layers, "LoRA layers", select(ids.layers, [])),
       field(ids.adapters, "LoRA rank", select(ids.adapters, [])),
       field(ids.cache, "KV cache", select(ids.cache, Object.keys(data.evaluation.llama_cpp.cache_types).map(function (k) {
         return { value: k, label: cacheName(k) + (k === "fp16" ? " (default)" : "") };
@@ -728,11 +729,17 @@
         .map(function (s) { return { value: s.key, label: s.label }; });
     }
 
-    // LoRA's adapters for the chosen weights: theirs, and each other rank the model has formulas for
-    // (on the same layers: the answer names them).
+    // LoRA's adapters for the chosen weights: theirs, and each other rank and set of layers the
+    // model has formulas for.
     function adaptersFor(setupKey) {
-      return data.setups.filter(function (s) { return (s.key === setupKey || s.adapter_of === setupKey) && s.adapters && predicted(s); })
-        .map(function (s) { return { value: s.key, label: String(s.rank) }; });
+      return data.setups.filter(function (s) { return (s.key === setupKey || s.adapter_of === setupKey) && s.adapters && predicted(s); });
+    }
+
+    // The layers menu: each set of layers once, in the formulas' order.
+    function layersOf(adapters) {
+      var seen = {};
+      return adapters.filter(function (s) { return !seen[s.targets] && (seen[s.targets] = true); })
+        .map(function (s) { return { value: s.targets, label: s.layers }; });
     }
 
     // The setup asked about: the weights menu's, or the adapters menu's where it shows.
@@ -770,9 +777,12 @@
       var mode = controls.mode.value, inference = mode === "inference";
       controls.checkpointing.parentNode.hidden = inference;
       fill(controls.weights, formatsFor(mode));
+      // The adapters' layers, then the ranks the formulas hold on those layers.
       var adapters = adaptersFor(controls.weights.value);
-      fill(controls.adapters, adapters);
-      controls.adapters.parentNode.hidden = !adapters.length;
+      fill(controls.layers, layersOf(adapters));
+      fill(controls.adapters, adapters.filter(function (s) { return s.targets === controls.layers.value; })
+        .map(function (s) { return { value: s.key, label: String(s.rank) }; }));
+      controls.layers.parentNode.hidden = controls.adapters.parentNode.hidden = !adapters.length;
       // llama.cpp's cache type, for a GGUF file; another format's KV cache is the weights menu's.
       controls.cache.parentNode.hidden = !find(data.setups, controls.weights.value).llama_cpp;
       fill(controls.engine, enginesFor(chosenSetup()));
