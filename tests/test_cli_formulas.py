@@ -20,7 +20,7 @@ from benchlib.cli import app
 from benchlib.cli import formulas as cli_formulas
 from benchlib.predict.formula_file import Formulas
 from benchlib.tables import Table, stale_reasons
-from benchlib.tables.llm_formulas import TABLE
+from benchlib.tables.llm_formulas import ATTENTION_PROJECTIONS, TABLE
 
 FILE = "benchlib/tables/llm_formulas.json"
 FROM_FORMULAS = f"the formulas committed in {FILE}"
@@ -30,6 +30,8 @@ ENV = {"HF_HUB_OFFLINE": "1", "COLUMNS": "80"}
 
 GPTQ_70B_ON_AN_A100 = ["--model", "llama-3.3-70b", "--gpu", "A100 80GB SXM", "--weights", "gptq-int4"]
 QLORA_8B_ON_A_T4 = ["--model", "llama-3.1-8b", "--gpu", "T4", "--mode", "qlora", "--grad-checkpointing"]
+# Phi's fused qkv_proj is among the attention projections.
+LORA_PHI_ON_A_T4 = ["--model", "phi-4-mini", "--gpu", "T4", "--mode", "lora", "--grad-checkpointing"]
 # GGUF files in llama.cpp: the file gpt-oss ships (MXFP4 experts) by default, and one that half fits two GPUs.
 GGUF_20B_ON_A_T4 = ["--model", "gpt-oss-20b", "--gpu", "T4", "--engine", "llama.cpp"]
 GGUF_70B_ON_TWO_L4S = ["--model", "llama-3.3-70b", "--gpu", "L4", "--gpus", "2", "--weights", "gguf-q5_k_m"]
@@ -55,6 +57,7 @@ def close(got: float, expected: float, tolerance: float) -> bool:
         [*GGUF_70B_ON_TWO_L4S, "--seq-len", "8192"],
         [*GGUF_20B_ON_A_T4, "--seq-len", "65536", "--kv-cache", "q8_0"],
         [*QLORA_8B_ON_A_T4, "--batch", "2", "--seq-len", "1024", "--lora-rank", "64"],
+        [*LORA_PHI_ON_A_T4, "--batch", "2", "--seq-len", "1024", "--lora-targets", ATTENTION_PROJECTIONS],
     ],
     ids=[
         "70B GPTQ, 2 x A100, longest context",
@@ -63,6 +66,7 @@ def close(got: float, expected: float, tolerance: float) -> bool:
         "70B Q5_K_M in llama.cpp, 2 x L4, some layers",
         "gpt-oss 20B in llama.cpp, q8_0 KV cache, T4",
         "8B QLoRA at rank 64, T4",
+        "Phi-4-mini LoRA on the attention projections, T4",
     ],
 )
 def test_fit_answers_from_the_formulas_what_a_trace_answers(args: list[str]) -> None:
@@ -90,8 +94,14 @@ def test_fit_answers_from_the_formulas_what_a_trace_answers(args: list[str]) -> 
         [*GPTQ_70B_ON_AN_A100, "--batch", "8", "--seq-len", "4096"],
         [*QLORA_8B_ON_A_T4, "--batch", "4", "--seq-len", "2048", "--sizes"],
         [*GGUF_20B_ON_A_T4, "--seq-len", "16384"],
+        [*LORA_PHI_ON_A_T4, "--batch", "4", "--seq-len", "2048", "--lora-targets", ATTENTION_PROJECTIONS],
     ],
-    ids=["70B GPTQ, A100, decode", "8B QLoRA, T4 (fp16), training", "gpt-oss 20B in llama.cpp, T4"],
+    ids=[
+        "70B GPTQ, A100, decode",
+        "8B QLoRA, T4 (fp16), training",
+        "gpt-oss 20B in llama.cpp, T4",
+        "Phi-4-mini LoRA on the attention projections, T4",
+    ],
 )
 def test_predict_answers_from_the_formulas_what_a_count_answers(args: list[str]) -> None:
     fast, traced = answer("predict", *args), answer("predict", *args, "--trace")

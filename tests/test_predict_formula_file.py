@@ -20,6 +20,7 @@ from benchlib.predict.formula_file import FormulaModel, Formulas, ModelFormulas,
 from benchlib.predict.llm_memory import make_setup
 from benchlib.predict.llm_speed import CountedCall, InferenceCalls
 from benchlib.tables import llm_formulas
+from benchlib.tables.llm_formulas import ATTENTION_PROJECTIONS
 
 WRITTEN = 1e-3  # what seven significant digits and the rounding of a moment may lose
 # Small decoders, 6 layers so that a trace is reduced and the layers can be split: a dense one, and a
@@ -221,11 +222,14 @@ def test_a_setup_finds_the_committed_one_it_differs_from_only_in_size_and_half_p
     assert setup_key(setups, make_setup("inference", weights="awq-int4")) == "inference-awq-int4"
     assert setup_key(setups, make_setup("qlora")) == "qlora-no-checkpointing"
     assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=64)) == "qlora-r64"
+    attention = make_setup("lora", grad_checkpointing=True, lora_targets=ATTENTION_PROJECTIONS)
+    assert setup_key(setups, attention) == "lora-attention"
     gguf_q8_0 = make_setup("inference", weights="gguf-q4_k_m", dtype="fp16", kv_cache="q8_0")
     assert setup_key(setups, gguf_q8_0) == "inference-gguf-q4_k_m", "llama.cpp's cache type is its shape's"
     # Anything else is another setup, traced.
     assert setup_key(setups, make_setup("qlora", grad_checkpointing=True, lora_rank=32)) is None
-    assert setup_key(setups, make_setup("lora", grad_checkpointing=True, lora_rank=64)) is None
+    assert setup_key(setups, make_setup("lora", grad_checkpointing=True, lora_rank=32)) is None
+    assert setup_key(setups, make_setup("lora", grad_checkpointing=True, lora_targets="q_proj,v_proj")) is None
     assert setup_key(setups, make_setup("inference", kv_cache="q8_0")) is None
     assert setup_key(setups, make_setup("inference", weights="fp8", kv_cache="fp8")) is None
     assert setup_key(setups, make_setup("inference", dtype="fp16", kv_cache="bf16")) is None

@@ -115,7 +115,11 @@ def test_other_lora_adapters_are_a_menu_of_the_setup_they_vary(formulas):
     setups = {s["key"]: s for s in llm_fit.picker_data()["setups"]}
     assert setups["qlora"]["adapters"] == "rank 16 on every linear layer" and setups["qlora"]["adapter_of"] is None
     assert setups["qlora-r64"]["adapters"] == "rank 64 on every linear layer" and setups["qlora-r64"]["rank"] == 64
-    assert setups["qlora"]["layers"] == "all linear" and setups["qlora"]["targets"] == "all-linear"
+    # The layers menu says a target list briefly, and the answer in words.
+    attention = setups["qlora-attention"]
+    assert (attention["layers"], attention["adapters"]) == ("attention only", "rank 16 on the attention projections")
+    assert attention["targets"] == formulas["setups"]["qlora-attention"]["lora_targets"]
+    assert setups["qlora"]["layers"] == "all linear"
     # Each varies the one setup that differs from it in its adapters alone, which comes first.
     for key, setup in setups.items():
         varied = setup["adapter_of"]
@@ -126,6 +130,9 @@ def test_other_lora_adapters_are_a_menu_of_the_setup_they_vary(formulas):
         assert list(setups).index(varied) < list(setups).index(key)
     assert {k: s["adapter_of"] for k, s in setups.items() if s["adapter_of"]} == {
         "qlora-r64": "qlora",
+        "qlora-attention": "qlora",
+        "lora-r64": "lora",
+        "lora-attention": "lora",
     }
     assert setups["train"]["adapters"] is None and setups["inference-bf16"]["adapters"] is None
 

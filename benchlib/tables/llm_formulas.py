@@ -15,7 +15,7 @@ that the written formulas give what `benchlib.predict.formula` gives, and
 Each model's row records the digest of what its entries are computed from (`row_inputs`: its
 config, the code that writes an entry, and the versions of torch, transformers and peft). A run
 copies an entry from the committed table where that digest and the setup are unchanged, so adding a
-model or a setup computes only the new entries (all of them take about 106 minutes on two cores);
+model or a setup computes only the new entries (all of them take about 165 minutes on two cores);
 `benchlib tables --fresh` computes every one again.
 """
 
@@ -37,6 +37,9 @@ from benchlib.tables import Table, code_digests, data_digests, digest_json, inst
 
 NAME = "llm_formulas"
 PACKAGES = ("torch", "transformers", "peft")
+# Every attention projection: peft matches names as suffixes and needs one of them to match, so
+# Phi-3's fused qkv_proj and everyone else's q, k and v projections are one list.
+ATTENTION_PROJECTIONS = "q_proj,k_proj,v_proj,o_proj,qkv_proj"
 # The setups the picker offers, each at its sizes' defaults (the formulas hold every batch and
 # length): bf16 inference, with its KV cache in fp8 too (vLLM's --kv-cache-dtype fp8), and every
 # quantized format `benchlib fit --weights` takes, GGUF's four files among them (whose KV cache's
@@ -65,8 +68,12 @@ SETUPS: dict[str, Setup] = {
     "qlora-no-checkpointing": make_setup("qlora"),
     "lora-no-checkpointing": make_setup("lora"),
     "train-no-checkpointing": make_setup("train", dtype="bf16"),
-    # QLoRA at a higher rank than peft's recipes' 16, with checkpointing: the QLoRA paper's 64.
+    # LoRA and QLoRA at a higher rank than peft's recipes' 16, with checkpointing: the QLoRA
+    # paper's 64; and on the attention projections alone, as many notebooks adapt them.
     "qlora-r64": make_setup("qlora", grad_checkpointing=True, lora_rank=64),
+    "qlora-attention": make_setup("qlora", grad_checkpointing=True, lora_targets=ATTENTION_PROJECTIONS),
+    "lora-r64": make_setup("lora", grad_checkpointing=True, lora_rank=64),
+    "lora-attention": make_setup("lora", grad_checkpointing=True, lora_targets=ATTENTION_PROJECTIONS),
 }
 # The module that writes an entry: its code and what it imports make an entry's values.
 ENTRY_CODE = "benchlib.predict.formula_json"

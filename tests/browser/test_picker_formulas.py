@@ -277,6 +277,33 @@ def test_lora_adapters_of_another_rank_are_what_benchlib_fit_and_predict_answer(
     assert not page_log.blocked_requests and not page_log.console_errors
 
 
+@pytest.mark.parametrize(("mode", "model"), [("qlora", "llama-3.1-8b"), ("lora", "phi-4-mini")])
+def test_lora_on_the_attention_projections_alone_is_what_benchlib_fit_and_predict_answer(
+    can_i, formulas, page_log, mode, model
+):
+    """The layers menu: LoRA and QLoRA on the attention projections (Phi's fused qkv_proj among
+    them), against `benchlib fit` and `predict` with the same --lora-targets."""
+    targets = formulas["setups"][f"{mode}-attention"]["lora_targets"]
+    sizes = {"model": model, "gpu": "t4", "count": 1, "batch": 2, "tokens": 1024}
+    asked = ["--model", model, "--gpu", "T4", "--batch", "2", "--seq-len", "1024", "--grad-checkpointing"]
+    every = pick(can_i, mode=mode, weights=mode, **sizes)
+    layers = can_i.locator(".fg-picker--live [data-control=layers] option")
+    assert layers.all_inner_texts() == ["all linear", "attention only"]
+    shown = pick(can_i, mode=mode, weights=mode, layers=targets, **sizes)
+    # The formulas hold rank 16 alone on these layers: the rank menu offers what there is.
+    assert can_i.locator(".fg-picker--live [data-control=adapters] option").all_inner_texts() == ["16"]
+    fit = cli("fit", *asked, "--mode", mode, "--lora-targets", targets)
+    assert fit["method"].startswith("the formulas committed in"), "fit answers from the same formulas"
+    assert int(shown["numbers"]["tensor-peak"]) == pytest.approx(fit["tensor_peak_bytes"], rel=MEMORY)
+    assert int(shown["numbers"]["largest"]) == fit["largest_batch"]
+    rate = cli("predict", *asked, "--mode", mode, "--lora-targets", targets)["training_tokens_per_s"]
+    assert float(shown["speeds"]["transformers"]["training"]) == pytest.approx(rate, rel=SPEED)
+    assert "LoRA rank 16 on the attention projections" in shown["text"]
+    # Fewer adapted layers hold fewer adapter weights and less optimizer state.
+    assert int(shown["numbers"]["tensor-peak"]) < int(every["numbers"]["tensor-peak"])
+    assert not page_log.blocked_requests and not page_log.console_errors
+
+
 def test_the_issues_two_questions_are_what_benchlib_fit_and_predict_answer(can_i, gpus):
     """The picker's figures for the issue's two questions against the command line's, as a reader
     would compare them: fit's peak, largest size and each GPU's peak, and predict's tokens/s (one
