@@ -47,6 +47,7 @@ def test_each_file_is_one_models_entry_compact_and_the_writer_removes_a_model_no
     assert json.loads(text) == table["models"][0]
     assert ": " not in text and ", " not in text and text.count("\n") == 1
     assert formula_assets.stale_assets(table, tmp_path) == []
+    assert formula_assets.write_assets(table, tmp_path) == [], "a file that holds its text already is left"
 
 
 def test_a_changed_missing_or_left_over_file_is_stale_and_named(tmp_path):
@@ -84,3 +85,7 @@ def test_benchlib_tables_writes_the_files_right_after_the_formulas_table(tmp_pat
     assert f"wrote 1 models' formulas into {tmp_path / 'formulas'}" in output
     assert json.loads((tmp_path / "formulas" / "tiny-1b.json").read_text(encoding="utf-8")) == table["models"][0]
     assert json.loads((tmp_path / "llm_formulas.json").read_text(encoding="utf-8"))["models"] == table["models"]
+    # Again, with nothing changed: the files are left as they are.
+    result = CliRunner().invoke(app, ["tables", "--only", formula_assets.TABLE, "--out", str(tmp_path)])
+    output = " ".join(result.output.split())
+    assert f"kept {tmp_path / 'formulas'}: the 1 models' formulas are unchanged" in output, output

@@ -116,6 +116,20 @@ def test_benchlib_tables_writes_what_check_then_finds_current(fake):
     assert result.exit_code == 0 and "fake: current" in result.output
 
 
+def test_a_second_run_keeps_an_unchanged_file_as_it_was_and_a_changed_input_writes_it(fake):
+    table, source = fake
+    assert CliRunner().invoke(app, ["tables", "--only", "fake"]).exit_code == 0
+    first = table.path.read_bytes()
+    result = CliRunner().invoke(app, ["tables", "--only", "fake"])
+    assert result.exit_code == 0, result.output
+    assert f"kept {table.path}, unchanged: value one" in " ".join(result.output.split())
+    assert table.path.read_bytes() == first, "not even its date rewritten"
+    source.write_text("two", encoding="utf-8")
+    result = CliRunner().invoke(app, ["tables", "--only", "fake"])
+    assert f"wrote {table.path}: value two" in " ".join(result.output.split())
+    assert tables.read("fake")["value"] == "two"
+
+
 def test_a_table_that_cant_be_written_is_one_message_and_exit_1(fake):
     result = CliRunner().invoke(app, ["tables", "--only", "fake", "--out", "/proc"])
     assert result.exit_code == 1

@@ -61,9 +61,10 @@ def tables(
     ] = None,
 ) -> None:
     """Compute the tables the site reads (fit's predictions, the speed check, published comparisons)
-    and write each atomically with the digests of its inputs; --check only says which are stale.
+    and write each atomically with the digests of its inputs (a file that already holds the same
+    values is kept as it is, date included); --check only says which are stale.
 
-    Exit codes: 0 all written (or all current); 1 a table is stale (--check) or can't be written; 2 bad options.
+    Exit codes: 0 all written or kept (or all current); 1 a table is stale (--check) or can't be written; 2 bad options.
     """
     from benchlib import tables as registry
     from benchlib.derive import formula_assets
@@ -88,18 +89,29 @@ def tables(
             print_error(str(exc))
             raise typer.Exit(1)
         target = (out / table.path.name) if out is not None else table.path
-        try:
-            registry.write(table, contents, target)
-        except OSError as exc:
-            print_error(
-                f"can't write {target} ({exc.strerror or exc}); free some space or choose --out, then run "
-                f"`{table.refresh}` again"
-            )
-            raise typer.Exit(1)
-        registry.wrote(table.name, target)
-        console.print(f"wrote {escape(str(target))}: {escape(table.summary(contents))}", soft_wrap=True)
+        if registry.holds(target, contents):
+            # Idempotent: a second run leaves the files, and their dates, as they were.
+            registry.wrote(table.name, target)
+            console.print(f"kept {escape(str(target))}, unchanged: {escape(table.summary(contents))}", soft_wrap=True)
+        else:
+            _write(table, contents, target)
         if table.name == formula_assets.TABLE:
             _write_formula_assets(table, contents, out / "formulas" if out is not None else None)
+
+
+def _write(table: Table, contents: dict[str, Any], target: Path) -> None:
+    from benchlib import tables as registry
+
+    try:
+        registry.write(table, contents, target)
+    except OSError as exc:
+        print_error(
+            f"can't write {target} ({exc.strerror or exc}); free some space or choose --out, then run "
+            f"`{table.refresh}` again"
+        )
+        raise typer.Exit(1)
+    registry.wrote(table.name, target)
+    console.print(f"wrote {escape(str(target))}: {escape(table.summary(contents))}", soft_wrap=True)
 
 
 def _write_formula_assets(table: Table, contents: dict[str, Any], folder: Path | None) -> None:
@@ -115,7 +127,14 @@ def _write_formula_assets(table: Table, contents: dict[str, Any], folder: Path |
             f"`{table.refresh}` again"
         )
         raise typer.Exit(1)
-    console.print(f"wrote {len(written)} models' formulas into {escape(str(folder))}", soft_wrap=True)
+    models = len(contents["models"])
+    if not written:
+        said = f"kept {folder}: the {models} models' formulas are unchanged"
+    elif len(written) < models:
+        said = f"wrote {len(written)} of {models} models' formulas into {folder} (the others are unchanged)"
+    else:
+        said = f"wrote {models} models' formulas into {folder}"
+    console.print(escape(said), soft_wrap=True)
 
 
 def _compute(table: Table) -> dict[str, Any]:

@@ -45,14 +45,22 @@ def asset_texts(table: dict[str, Any]) -> dict[str, str]:
 
 def write_assets(table: dict[str, Any], folder: Path | None = None) -> list[Path]:
     """Write each model's formulas (``table``: the table's contents) into ``folder`` (default
-    `assets_folder`), each file atomically, and remove the files of models the table doesn't hold."""
+    `assets_folder`), each file atomically, and remove the files of models the table doesn't hold;
+    the files written, leaving out those that held their text already."""
     folder = folder or assets_folder()
     texts = asset_texts(table)
-    written = [write_atomically(folder / name, text) for name, text in texts.items()]
+    written = [write_atomically(folder / name, text) for name, text in texts.items() if _text_of(folder / name) != text]
     for old in folder.glob("*.json"):
         if old.name not in texts:
             old.unlink()
     return written
+
+
+def _text_of(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
 
 
 def stale_assets(table: dict[str, Any], folder: Path | None = None) -> list[str]:
@@ -62,9 +70,10 @@ def stale_assets(table: dict[str, Any], folder: Path | None = None) -> list[str]
     reasons = []
     for name, text in texts.items():
         path = folder / name
-        if not path.is_file():
+        held = _text_of(path)
+        if held is None:
             reasons.append(f"{path} is missing")
-        elif path.read_text(encoding="utf-8") != text:
+        elif held != text:
             reasons.append(f"{path} is not what the table gives")
     reasons += [
         f"{old} is of a model the table doesn't hold" for old in sorted(folder.glob("*.json")) if old.name not in texts

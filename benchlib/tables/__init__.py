@@ -433,6 +433,18 @@ def write(table: Table, contents: dict[str, Any], path: Path | None = None) -> P
     return write_json_atomically(path or table.path, contents)
 
 
+def holds(path: Path, contents: dict[str, Any]) -> bool:
+    """Whether the file at ``path`` already holds ``contents`` but for when it was written, so that
+    writing them would change its date alone (and make a diff of it to commit)."""
+    try:
+        held = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    # As the file would hold them: tuples as lists.
+    computed = json.loads(json.dumps(contents))
+    return isinstance(held, dict) and {**held, "created": None} == {**computed, "created": None}
+
+
 def read(name: str, path: Path | None = None, fields: Iterable[str] | None = None) -> dict[str, Any]:
     """The committed table called ``name`` (from ``path`` if given), or only its ``fields`` (read
     without parsing the values written after them: `leading_fields`); `TableMissing` naming the file
