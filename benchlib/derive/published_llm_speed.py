@@ -262,6 +262,9 @@ def count_rows(
             left_out.append(LeftOut(published.source["id"], published.describe(), f"no config: {exc}"))
             continue
         resolved.append((published, model))
+    # A count depends on the model, the setup and the context alone, not on the GPU or the engine:
+    # the rows that share them (a model on several GPUs, or under two engines) share one count.
+    counts: dict[tuple[Any, ...], tuple[CountedCall, ...]] = {}
     for published, model in resolved:
         reason = _why_left_out(published, model)
         if reason is None:
@@ -279,14 +282,19 @@ def count_rows(
         on_row(published.describe())
         r = published.row
         if published.kind == "training":
-            calls: tuple[CountedCall, ...] = (count_training(model, setup),)
+            key: tuple[Any, ...] = (r["model"], setup)
+            if key not in counts:
+                counts[key] = (count_training(model, setup),)
             half = HELD_OUT
         else:
             middle = max(1, (published.input_tokens or 0) + int(r.get("output_tokens") or 0) // 2)
-            inference = count_inference(model, setup, decode_context=middle)
-            assert inference.decode is not None
-            calls = (inference.prefill, inference.decode)
+            key = (r["model"], setup, middle)
+            if key not in counts:
+                inference = count_inference(model, setup, decode_context=middle)
+                assert inference.decode is not None
+                counts[key] = (inference.prefill, inference.decode)
             half = half_of(published.source["id"])
+        calls = counts[key]
         host = published.host or default_host(spec).name
         counted.append(Counted(published, model, gpu_rates(spec), calls, half, host))
     return counted, left_out
