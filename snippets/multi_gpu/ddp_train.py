@@ -35,8 +35,10 @@ def main():
     labels = (images.mean(dim=(1, 2, 3)) > 0).long()
     dataset = TensorDataset(images, labels)
     sampler = DistributedSampler(dataset, shuffle=True)
+    # persistent_workers: the loader's worker processes start once, not every
+    # epoch; forking them again in each epoch can hang a DDP job.
     loader = DataLoader(dataset, batch_size=BATCH_PER_GPU, sampler=sampler,
-                        num_workers=2, pin_memory=cuda)
+                        num_workers=2, pin_memory=cuda, persistent_workers=True)
 
     model = nn.Sequential(
         nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
